@@ -1,0 +1,781 @@
+/**
+ * The value codec: structured-clone fidelity over JSON text plus binary blobs.
+ *
+ * Two forms (see `ValueTag` in envelopes.ts):
+ *  - **JSON fast path.** A value made only of plain objects, dense arrays, strings, finite
+ *    numbers other than -0, booleans and null, with no object reachable twice, is sent as the
+ *    JSON it already is. `isJsonSafe` decides; the frame's single `JSON.stringify` does the work.
+ *  - **Record table.** Anything else is flattened into `@ungap/structured-clone`'s record layout:
+ *    `[[type, payload], …]`, root at index 0, children referenced by index, so cycles and shared
+ *    references survive. Type numbers and payloads are ungap's where ungap has the type (so a
+ *    peer using ungap's `serialize()` can talk to a dorpc server), plus dorpc extensions
+ *    (`Ext`) where ungap falls short of the structured clone algorithm: NaN/±Infinity, sparse
+ *    arrays, bytes as binary blobs instead of number arrays, and Errors with stack, cause and
+ *    own properties.
+ *
+ * Decoding never trusts the table: `validateTable` checks every record's type against an
+ * allowlist, every index against the table, every length and size against the limits, and the
+ * nesting depth, *before* `buildTable` constructs anything. Type names never reach a global
+ * lookup; error names resolve through a null-prototype allowlist. A `__proto__` key is refused
+ * outright, so no decoded object can carry one into `Object.assign`.
+ *
+ * Internal module: the public surface is `encode`/`decode` in index.ts.
+ */
+import { RpcError } from "./errors.js";
+import type { RpcLimits } from "./limits.js";
+import type { RecordTable, WireRecord } from "./envelopes.js";
+
+/** Record types shared with `@ungap/structured-clone` (its `types.js`). */
+export const T = {
+  VOID: -1,
+  PRIMITIVE: 0,
+  ARRAY: 1,
+  OBJECT: 2,
+  DATE: 3,
+  REGEXP: 4,
+  MAP: 5,
+  SET: 6,
+  ERROR: 7,
+  BIGINT: 8,
+} as const;
+
+/** dorpc's extension record types. Numbered well clear of ungap's. */
+export const Ext = {
+  /** `[16, "NaN" | "Infinity" | "-Infinity"]`: JSON cannot carry these. */
+  NUMBER: 16,
+  /** `[17, blobIndex]`: an ArrayBuffer whose bytes are blob `blobIndex` of the frame. */
+  ARRAY_BUFFER: 17,
+  /** `[18, [viewName, bufferRecord, byteOffset, length]]`: a typed array or DataView. */
+  VIEW: 18,
+  /** `[19, [length, index, record, index, record, …]]`: an array with holes. */
+  SPARSE_ARRAY: 19,
+} as const;
+
+/** ungap's string-typed records we accept: -0 and boxed primitives. */
+const NEG_ZERO = "-0";
+
+/** Views that may be rebuilt, by the name the wire uses. Null prototype: no inherited names. */
+const VIEW_TYPES: Readonly<Record<string, { new (buffer: ArrayBuffer, byteOffset: number, length: number): ArrayBufferView; BYTES_PER_ELEMENT: number }>> =
+  Object.assign(Object.create(null), {
+    Int8Array,
+    Uint8Array,
+    Uint8ClampedArray,
+    Int16Array,
+    Uint16Array,
+    Int32Array,
+    Uint32Array,
+    Float32Array,
+    Float64Array,
+    BigInt64Array,
+    BigUint64Array,
+    DataView: Object.assign(
+      function DataViewFactory(buffer: ArrayBuffer, byteOffset: number, length: number) {
+        return new DataView(buffer, byteOffset, length);
+      },
+      { BYTES_PER_ELEMENT: 1 },
+    ) as never,
+    ...(typeof (globalThis as { Float16Array?: unknown }).Float16Array === "function"
+      ? { Float16Array: (globalThis as unknown as { Float16Array: never }).Float16Array }
+      : {}),
+  });
+
+/** Error constructors an error record may name. Anything else becomes `Error` with that name. */
+const ERROR_TYPES: Readonly<Record<string, ErrorConstructor>> = Object.assign(Object.create(null), {
+  Error,
+  EvalError,
+  RangeError,
+  ReferenceError,
+  SyntaxError,
+  TypeError,
+  URIError,
+  AggregateError,
+});
+
+const REGEXP_FLAGS = /^[dgimsuvy]*$/;
+const BIGINT_TEXT = /^-?\d+$/;
+const { getPrototypeOf, keys: ownKeys, hasOwn } = Object;
+const objectToString = Object.prototype.toString;
+const OBJECT_PROTO = Object.prototype;
+const ARRAY_PROTO = Array.prototype;
+
+/** Deepest value the encoder walks before refusing (protects the sender's stack). */
+const ENCODE_MAX_DEPTH = 1000;
+
+// ---------------------------------------------------------------------------------------------
+// Fast path
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * True when `value` can travel as plain JSON and come back identical: only plain objects and
+ * dense arrays (ordinary prototypes), strings, booleans, null, finite numbers other than -0,
+ * no `undefined` anywhere, no `__proto__` key, and no object reachable twice.
+ */
+export function isJsonSafe(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return value === value && value !== Infinity && value !== -Infinity && (value !== 0 || 1 / value > 0);
+    case "object":
+      if (value === null) return true;
+      return jsonSafeObject(value, undefined, 0);
+    default:
+      return false;
+  }
+}
+
+function jsonSafeObject(value: object, seen: Set<object> | undefined, depth: number): boolean {
+  if (depth > ENCODE_MAX_DEPTH) return false;
+  const proto = getPrototypeOf(value);
+  if (proto === ARRAY_PROTO) {
+    if (!Array.isArray(value)) return false;
+    const arr = value as unknown[];
+    const n = arr.length;
+    // Children that are objects need the alias check; primitives do not.
+    for (let i = 0; i < n; i++) {
+      const v = arr[i];
+      switch (typeof v) {
+        case "string":
+        case "boolean":
+          continue;
+        case "number":
+          if (v === v && v !== Infinity && v !== -Infinity && (v !== 0 || 1 / v > 0)) continue;
+          return false;
+        case "object":
+          if (v === null) continue;
+          seen ??= new Set([value]);
+          if (seen.has(v)) return false;
+          seen.add(v);
+          if (!jsonSafeObject(v, seen, depth + 1)) return false;
+          continue;
+        default:
+          return false; // undefined (also a hole), function, symbol, bigint
+      }
+    }
+    return true;
+  }
+  if (proto !== OBJECT_PROTO && proto !== null) return false;
+  if (hasOwn(value, "__proto__")) return false;
+  const rec = value as Record<string, unknown>;
+  for (const key in rec) {
+    const v = rec[key];
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        continue;
+      case "number":
+        if (v === v && v !== Infinity && v !== -Infinity && (v !== 0 || 1 / v > 0)) continue;
+        return false;
+      case "object":
+        if (v === null) continue;
+        seen ??= new Set([value]);
+        if (seen.has(v)) return false;
+        seen.add(v);
+        if (!jsonSafeObject(v, seen, depth + 1)) return false;
+        continue;
+      default:
+        return false;
+    }
+  }
+  // `for…in` also walks inherited enumerable keys; a null-prototype object has none and
+  // Object.prototype has none unless polluted, in which case the slow path handles it exactly.
+  return true;
+}
+
+/**
+ * Checks a value that arrived as JSON (fast path) against the limits and the `__proto__` rule.
+ * `JSON.parse` only ever builds plain objects, arrays and primitives, so nothing else is needed.
+ * Returns the number of nodes seen so the frame can keep one budget.
+ */
+export function checkJsonValue(value: unknown, limits: RpcLimits, budget: { nodes: number }): void {
+  if (typeof value !== "object" || value === null) {
+    if (--budget.nodes < 0) throw tooManyNodes(limits);
+    return;
+  }
+  checkJsonObject(value, limits, budget, 1);
+}
+
+function checkJsonObject(value: object, limits: RpcLimits, budget: { nodes: number }, depth: number): void {
+  if (depth > limits.maxDepth) {
+    throw new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
+  }
+  if (--budget.nodes < 0) throw tooManyNodes(limits);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (typeof v === "object" && v !== null) checkJsonObject(v, limits, budget, depth + 1);
+      else if (--budget.nodes < 0) throw tooManyNodes(limits);
+    }
+    return;
+  }
+  if (hasOwn(value, "__proto__")) throw protoKey();
+  const keys = ownKeys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const v: unknown = (value as Record<string, unknown>)[keys[i]!];
+    if (typeof v === "object" && v !== null) checkJsonObject(v, limits, budget, depth + 1);
+    else if (--budget.nodes < 0) throw tooManyNodes(limits);
+  }
+}
+
+function tooManyNodes(limits: RpcLimits): RpcError {
+  return new RpcError("LIMIT", `Frame holds more than limits.maxNodes (${limits.maxNodes}) values.`);
+}
+
+function protoKey(): RpcError {
+  return new RpcError("DECODE", `A "__proto__" key is not accepted in values on the wire.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding to records
+// ---------------------------------------------------------------------------------------------
+
+/** Per-frame encoding state: blobs are shared by every value in the frame. */
+export interface EncodeContext {
+  /** Binary payloads; a record refers to one by its index here. */
+  blobs: Uint8Array[];
+  /** Include `Error.stack`. */
+  stack: boolean;
+}
+
+/** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
+export function toRecords(value: unknown, ctx: EncodeContext): RecordTable {
+  const writer = new RecordWriter(ctx);
+  writer.add(value, 0);
+  return writer.records;
+}
+
+class RecordWriter {
+  readonly records: WireRecord[] = [];
+  /** Objects by identity and primitives by value → record index (aliases, cycles, dedupe). */
+  private readonly refs = new Map<unknown, number>();
+  /** ArrayBuffer → record index, so views over one buffer share it after decoding too. */
+  private readonly buffers = new Map<ArrayBufferLike, number>();
+
+  constructor(private readonly ctx: EncodeContext) {}
+
+  private push(record: WireRecord, key: unknown): number {
+    const index = this.records.push(record) - 1;
+    this.refs.set(key, index);
+    return index;
+  }
+
+  add(value: unknown, depth: number): number {
+    const known = this.refs.get(value);
+    if (known !== undefined && !(value === 0 && 1 / (value as number) < 0)) return known;
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        return this.push([T.PRIMITIVE, value], value);
+      case "number":
+        if (value !== value || value === Infinity || value === -Infinity) {
+          return this.push([Ext.NUMBER, String(value)], value);
+        }
+        if (value === 0 && 1 / value < 0) return this.records.push([NEG_ZERO as never]) - 1;
+        return this.push([T.PRIMITIVE, value], value);
+      case "undefined":
+        return this.push([T.VOID], value);
+      case "bigint":
+        return this.push([T.BIGINT, value.toString()], value);
+      case "object":
+        if (value === null) return this.push([T.PRIMITIVE, null], value);
+        if (depth > ENCODE_MAX_DEPTH) {
+          throw new RpcError("ENCODE", `Value is nested deeper than ${ENCODE_MAX_DEPTH} levels.`);
+        }
+        return this.addObject(value, depth + 1);
+      case "function":
+        throw new RpcError(
+          "ENCODE",
+          `Cannot send a function${value.name ? ` (${value.name})` : ""}: functions do not cross the wire.`,
+        );
+      default:
+        throw new RpcError("ENCODE", `Cannot send a ${typeof value}: it does not cross the wire.`);
+    }
+  }
+
+  private addObject(value: object, depth: number): number {
+    const proto = getPrototypeOf(value);
+    if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value, depth);
+    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>, depth);
+
+    const tag = objectToString.call(value).slice(8, -1);
+    switch (tag) {
+      case "Date": {
+        const time = (value as Date).getTime();
+        return this.push([T.DATE, time === time ? time : ""], value);
+      }
+      case "RegExp": {
+        const { source, flags } = value as RegExp;
+        return this.push([T.REGEXP, { source, flags }], value);
+      }
+      case "Map": {
+        const entries: [number, number][] = [];
+        const index = this.push([T.MAP, entries], value);
+        for (const [k, v] of value as Map<unknown, unknown>) entries.push([this.add(k, depth), this.add(v, depth)]);
+        return index;
+      }
+      case "Set": {
+        const entries: number[] = [];
+        const index = this.push([T.SET, entries], value);
+        for (const v of value as Set<unknown>) entries.push(this.add(v, depth));
+        return index;
+      }
+      case "ArrayBuffer":
+        return this.addBuffer(value as ArrayBuffer);
+      case "Boolean":
+      case "Number":
+      case "String":
+        return this.push([tag as never, (value as { valueOf(): unknown }).valueOf()], value);
+      case "BigInt":
+        return this.push([tag as never, (value as bigint).valueOf().toString()], value);
+      case "Array":
+        // An array from another realm, or with an unusual prototype: its elements still travel.
+        return this.addArray(value as unknown[], depth);
+    }
+    if (ArrayBuffer.isView(value)) return this.addView(value, tag);
+    if (value instanceof Error || tag === "Error") return this.addError(value as Error, depth);
+    const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+    throw new RpcError(
+      "ENCODE",
+      `Cannot send an instance of ${typeof name === "string" && name ? name : tag}: only plain objects, arrays and structured-clone types cross the wire.`,
+    );
+  }
+
+  private addArray(value: unknown[], depth: number): number {
+    const n = value.length;
+    let dense = true;
+    for (let i = 0; i < n; i++) {
+      if (!(i in value)) {
+        dense = false;
+        break;
+      }
+    }
+    if (dense) {
+      const items: number[] = new Array(n);
+      const index = this.push([T.ARRAY, items], value);
+      for (let i = 0; i < n; i++) items[i] = this.add(value[i], depth);
+      return index;
+    }
+    const payload: number[] = [n];
+    const index = this.push([Ext.SPARSE_ARRAY, payload], value);
+    for (const key of ownKeys(value)) {
+      const i = Number(key);
+      if (Number.isInteger(i) && i >= 0 && i < n && String(i) === key) payload.push(i, this.add(value[i], depth));
+    }
+    return index;
+  }
+
+  private addPlain(value: Record<string, unknown>, depth: number): number {
+    const entries: [number, number][] = [];
+    const index = this.push([T.OBJECT, entries], value);
+    const keys = ownKeys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (key === "__proto__") {
+        throw new RpcError("ENCODE", `Cannot send an object with an own "__proto__" key.`);
+      }
+      entries.push([this.add(key, depth), this.add(value[key], depth)]);
+    }
+    return index;
+  }
+
+  private addBuffer(buffer: ArrayBufferLike): number {
+    const known = this.buffers.get(buffer);
+    if (known !== undefined) return known;
+    if (objectToString.call(buffer) !== "[object ArrayBuffer]") {
+      throw new RpcError("ENCODE", `Cannot send a SharedArrayBuffer: only ArrayBuffer bytes cross the wire.`);
+    }
+    const blob = this.ctx.blobs.push(new Uint8Array(buffer)) - 1;
+    const index = this.push([Ext.ARRAY_BUFFER, blob], buffer);
+    this.buffers.set(buffer, index);
+    return index;
+  }
+
+  private addView(view: ArrayBufferView, tag: string): number {
+    if (!(tag in VIEW_TYPES)) throw new RpcError("ENCODE", `Cannot send a ${tag}.`);
+    const buffer = this.addBuffer(view.buffer);
+    const length = tag === "DataView" ? view.byteLength : (view as Uint8Array).length;
+    return this.push([Ext.VIEW, [tag, buffer, view.byteOffset, length]], view);
+  }
+
+  private addError(error: Error, depth: number): number {
+    const payload: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] } = {
+      name: errorName(error),
+      message: typeof error.message === "string" ? error.message : String(error.message),
+    };
+    const index = this.push([T.ERROR, payload], error);
+    if (this.ctx.stack && typeof error.stack === "string") payload.stack = error.stack;
+    if (hasOwn(error, "cause")) payload.cause = this.add(error.cause, depth);
+    const props: [number, number][] = [];
+    for (const key of ownKeys(error)) {
+      if (key === "name" || key === "message" || key === "stack" || key === "cause" || key === "__proto__") continue;
+      const v = (error as unknown as Record<string, unknown>)[key];
+      // Thrown errors often carry handles (a response, a socket): skip what cannot travel rather
+      // than lose the whole error.
+      if (typeof v === "function" || typeof v === "symbol") continue;
+      props.push([this.add(key, depth), this.add(v, depth)]);
+    }
+    if (error instanceof AggregateError && Array.isArray(error.errors) && !hasOwn(error, "errors")) {
+      props.push([this.add("errors", depth), this.add(error.errors, depth)]);
+    }
+    if (props.length) payload.props = props;
+    return index;
+  }
+}
+
+function errorName(error: Error): string {
+  const name = error.name;
+  if (typeof name === "string" && name !== "Error") return name;
+  // `class NotFound extends Error {}` leaves name "Error": the class name is what users expect.
+  const ctor = (error as { constructor?: { name?: unknown } }).constructor;
+  if (ctor && ctor !== Error && typeof ctor.name === "string" && ctor.name) return ctor.name;
+  return typeof name === "string" ? name : "Error";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding records
+// ---------------------------------------------------------------------------------------------
+
+/** Per-frame decoding state. */
+export interface DecodeContext {
+  blobs: readonly Uint8Array[];
+  limits: RpcLimits;
+  /** Remaining node budget for the whole frame. */
+  budget: { nodes: number };
+}
+
+function bad(message: string): RpcError {
+  return new RpcError("DECODE", message);
+}
+
+function isIndex(value: unknown, size: number): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value < size;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+/**
+ * Rebuilds the value of a record table after validating all of it. Throws `RpcError` with code
+ * `DECODE` (malformed or forbidden) or `LIMIT` (too large, too deep) and builds nothing then.
+ */
+export function fromRecords(table: unknown, ctx: DecodeContext): unknown {
+  validateTable(table, ctx);
+  return new TableBuilder(table as RecordTable, ctx).build(0);
+}
+
+/** Structural validation of a whole table; see the module comment. */
+export function validateTable(table: unknown, ctx: DecodeContext): asserts table is RecordTable {
+  const { limits } = ctx;
+  if (!Array.isArray(table) || table.length === 0) throw bad("A record table must be a non-empty array.");
+  const size = table.length;
+  ctx.budget.nodes -= size;
+  if (ctx.budget.nodes < 0) throw tooManyNodes(limits);
+  for (let i = 0; i < size; i++) {
+    const record: unknown = table[i];
+    if (!Array.isArray(record) || record.length === 0 || record.length > 2) {
+      throw bad(`Record ${i} is not a [type, payload] pair.`);
+    }
+    validateRecord(table, record[0], record[1], record.length, i, ctx);
+  }
+  checkDepth(table as RecordTable, limits);
+}
+
+function validateRecord(table: unknown[], type: unknown, p: unknown, arity: number, i: number, ctx: DecodeContext): void {
+  const { limits } = ctx;
+  const size = table.length;
+  switch (type) {
+    case T.VOID:
+      if (arity !== 1) throw bad(`Record ${i} (undefined) has a payload.`);
+      return;
+    case NEG_ZERO:
+      if (arity !== 1) throw bad(`Record ${i} (-0) has a payload.`);
+      return;
+    case T.PRIMITIVE:
+      if (p !== null && typeof p !== "string" && typeof p !== "boolean" && typeof p !== "number") {
+        throw bad(`Record ${i} is a primitive record whose payload is not a primitive.`);
+      }
+      return;
+    case T.ARRAY:
+    case T.SET:
+      if (!Array.isArray(p)) throw bad(`Record ${i} needs an array of indexes.`);
+      for (let j = 0; j < p.length; j++) {
+        if (!isIndex(p[j], size)) throw bad(`Record ${i} refers to record ${String(p[j])}, outside the table of ${size}.`);
+      }
+      return;
+    case T.OBJECT:
+    case T.MAP:
+      if (!Array.isArray(p)) throw bad(`Record ${i} needs an array of [key, value] index pairs.`);
+      for (let j = 0; j < p.length; j++) {
+        const pair: unknown = p[j];
+        if (!Array.isArray(pair) || pair.length !== 2 || !isIndex(pair[0], size) || !isIndex(pair[1], size)) {
+          throw bad(`Record ${i} has an entry that is not a pair of indexes within the table of ${size}.`);
+        }
+        if (type === T.OBJECT) {
+          const key: unknown = table[pair[0]];
+          if (!Array.isArray(key) || key[0] !== T.PRIMITIVE || typeof key[1] !== "string") {
+            throw bad(`Record ${i} has a property key that is not a string.`);
+          }
+          if (key[1] === "__proto__") throw protoKey();
+        }
+      }
+      return;
+    case T.DATE:
+      if (typeof p === "number" ? !Number.isFinite(p) : typeof p !== "string" || p.length > 64) {
+        throw bad(`Record ${i} is a Date whose payload is neither a time value nor a short date string.`);
+      }
+      return;
+    case T.REGEXP: {
+      if (typeof p !== "object" || p === null) throw bad(`Record ${i} is a RegExp without {source, flags}.`);
+      const { source, flags } = p as { source?: unknown; flags?: unknown };
+      if (typeof source !== "string" || typeof flags !== "string" || !REGEXP_FLAGS.test(flags)) {
+        throw bad(`Record ${i} is a RegExp with an invalid source or flags.`);
+      }
+      if (source.length > limits.maxRegExpSource) {
+        throw new RpcError("LIMIT", `RegExp source is longer than limits.maxRegExpSource (${limits.maxRegExpSource}).`);
+      }
+      return;
+    }
+    case T.ERROR: {
+      if (typeof p !== "object" || p === null) throw bad(`Record ${i} is an Error without a payload.`);
+      const { name, message, stack, cause, props } = p as Record<string, unknown>;
+      if (typeof name !== "string" || typeof message !== "string" || name.length > 256) {
+        throw bad(`Record ${i} is an Error whose name or message is not a string.`);
+      }
+      if (stack !== undefined && typeof stack !== "string") throw bad(`Record ${i} has a non-string stack.`);
+      if (cause !== undefined && !isIndex(cause, size)) throw bad(`Record ${i} has a cause outside the table.`);
+      if (props !== undefined) validateRecord(table, T.OBJECT, props, 2, i, ctx);
+      return;
+    }
+    case T.BIGINT:
+    case "BigInt":
+      if (typeof p !== "string" || !BIGINT_TEXT.test(p)) throw bad(`Record ${i} is a BigInt that is not an integer string.`);
+      if (p.length - (p.startsWith("-") ? 1 : 0) > limits.maxBigIntDigits) {
+        throw new RpcError("LIMIT", `BigInt has more than limits.maxBigIntDigits (${limits.maxBigIntDigits}) digits.`);
+      }
+      return;
+    case "Boolean":
+    case "Number":
+    case "String":
+      if (typeof p !== (type as string).toLowerCase()) throw bad(`Record ${i} is a boxed ${type as string} of the wrong type.`);
+      return;
+    case Ext.NUMBER:
+      if (p !== "NaN" && p !== "Infinity" && p !== "-Infinity") throw bad(`Record ${i} is not NaN or ±Infinity.`);
+      return;
+    case Ext.ARRAY_BUFFER:
+      if (!isIndex(p, ctx.blobs.length)) throw bad(`Record ${i} refers to blob ${String(p)}, but the frame has ${ctx.blobs.length}.`);
+      return;
+    case Ext.VIEW: {
+      if (!Array.isArray(p) || p.length !== 4) throw bad(`Record ${i} is a view without [type, buffer, offset, length].`);
+      const [name, buffer, offset, length] = p as unknown[];
+      const View = typeof name === "string" ? VIEW_TYPES[name] : undefined;
+      if (!View) throw bad(`Record ${i} names view type ${JSON.stringify(name)}, which is not allowed.`);
+      if (!isIndex(buffer, size) || !isCount(offset) || !isCount(length)) {
+        throw bad(`Record ${i} has an invalid buffer index, offset or length.`);
+      }
+      if (offset % View.BYTES_PER_ELEMENT !== 0) {
+        throw bad(`Record ${i}: a ${String(name)} must start at a multiple of ${View.BYTES_PER_ELEMENT} bytes.`);
+      }
+      const source: unknown = table[buffer];
+      const blob = Array.isArray(source) && source[0] === Ext.ARRAY_BUFFER && isIndex(source[1], ctx.blobs.length)
+        ? ctx.blobs[source[1]]!
+        : undefined;
+      if (!blob) throw bad(`Record ${i} is a view whose buffer record ${buffer} is not an ArrayBuffer.`);
+      if (offset + length * View.BYTES_PER_ELEMENT > blob.byteLength) {
+        throw bad(`Record ${i}: a ${String(name)} of ${length} elements at byte ${offset} does not fit its ${blob.byteLength}-byte buffer.`);
+      }
+      return;
+    }
+    case Ext.SPARSE_ARRAY: {
+      if (!Array.isArray(p) || p.length % 2 !== 1 || !isCount(p[0])) {
+        throw bad(`Record ${i} is a sparse array without [length, index, record, …].`);
+      }
+      const length = p[0];
+      if (length > limits.maxNodes) throw new RpcError("LIMIT", `Sparse array length exceeds limits.maxNodes (${limits.maxNodes}).`);
+      for (let j = 1; j < p.length; j += 2) {
+        if (!isIndex(p[j], length) || !isIndex(p[j + 1], size)) throw bad(`Record ${i} has an entry outside its bounds.`);
+      }
+      return;
+    }
+    default:
+      throw bad(`Record ${i} has type ${JSON.stringify(type) ?? String(type)}, which is not an allowed record type.`);
+  }
+}
+
+/** Children of a validated record, for the depth walk. */
+function childrenOf(record: WireRecord): number[] {
+  const [type, p] = record;
+  switch (type) {
+    case T.ARRAY:
+    case T.SET:
+      return p as number[];
+    case T.OBJECT:
+    case T.MAP:
+      return (p as [number, number][]).flat();
+    case T.ERROR: {
+      const { cause, props } = p as { cause?: number; props?: [number, number][] };
+      const out = props ? props.flat() : [];
+      if (cause !== undefined) out.push(cause);
+      return out;
+    }
+    case Ext.VIEW:
+      return [(p as unknown[])[1] as number];
+    case Ext.SPARSE_ARRAY:
+      return (p as number[]).filter((_, j) => j > 0 && j % 2 === 0);
+    default:
+      return [];
+  }
+}
+
+/**
+ * Longest chain of references from the root, each record counted once (shared and cyclic
+ * references are not re-entered). Iterative, so a hostile chain cannot exhaust the stack here;
+ * the builder's recursion is then bounded by `maxDepth`.
+ */
+function checkDepth(table: RecordTable, limits: RpcLimits): void {
+  const depth = new Int32Array(table.length);
+  depth[0] = 1;
+  const stack = [0];
+  while (stack.length) {
+    const i = stack.pop()!;
+    const d = depth[i]!;
+    if (d > limits.maxDepth) {
+      throw new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
+    }
+    const record = table[i]!;
+    if (record[0] === T.PRIMITIVE || record[0] === T.VOID) continue;
+    for (const child of childrenOf(record)) {
+      if (depth[child] === 0) {
+        depth[child] = d + 1;
+        stack.push(child);
+      }
+    }
+  }
+}
+
+class TableBuilder {
+  private readonly built: unknown[];
+  private readonly done: Uint8Array;
+
+  constructor(
+    private readonly table: RecordTable,
+    private readonly ctx: DecodeContext,
+  ) {
+    this.built = new Array(table.length);
+    this.done = new Uint8Array(table.length);
+  }
+
+  private as<V>(index: number, value: V): V {
+    this.built[index] = value;
+    this.done[index] = 1;
+    return value;
+  }
+
+  build(index: number): unknown {
+    if (this.done[index]) return this.built[index];
+    const [type, p] = this.table[index]!;
+    switch (type) {
+      case T.PRIMITIVE:
+        return p;
+      case T.VOID:
+        return undefined;
+      case NEG_ZERO as never:
+        return -0;
+      case Ext.NUMBER:
+        return Number(p);
+      case T.BIGINT:
+        return this.as(index, BigInt(p as string));
+      case T.ARRAY: {
+        const ids = p as number[];
+        const arr: unknown[] = this.as(index, new Array(ids.length));
+        for (let j = 0; j < ids.length; j++) arr[j] = this.build(ids[j]!);
+        return arr;
+      }
+      case Ext.SPARSE_ARRAY: {
+        const items = p as number[];
+        const arr: unknown[] = this.as(index, new Array(items[0]));
+        for (let j = 1; j < items.length; j += 2) arr[items[j]!] = this.build(items[j + 1]!);
+        return arr;
+      }
+      case T.OBJECT: {
+        const obj: Record<string, unknown> = this.as(index, {});
+        this.fill(obj, p as [number, number][], index);
+        return obj;
+      }
+      case T.DATE:
+        return this.as(index, new Date(p as number | string));
+      case T.REGEXP: {
+        const { source, flags } = p as { source: string; flags: string };
+        let re: RegExp;
+        try {
+          re = new RegExp(source, flags);
+        } catch {
+          throw bad(`Record ${index} is not a valid RegExp: /${source.slice(0, 40)}/${flags}.`);
+        }
+        return this.as(index, re);
+      }
+      case T.MAP: {
+        const map = this.as(index, new Map<unknown, unknown>());
+        for (const [k, v] of p as [number, number][]) map.set(this.build(k), this.build(v));
+        return map;
+      }
+      case T.SET: {
+        const set = this.as(index, new Set<unknown>());
+        for (const v of p as number[]) set.add(this.build(v));
+        return set;
+      }
+      case T.ERROR:
+        return this.buildError(index, p as { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] });
+      case "BigInt" as never:
+        return this.as(index, Object(BigInt(p as string)));
+      case "Boolean" as never:
+      case "Number" as never:
+      case "String" as never:
+        return this.as(index, Object(p));
+      case Ext.ARRAY_BUFFER: {
+        const blob = this.ctx.blobs[p as number]!;
+        return this.as(index, blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+      }
+      case Ext.VIEW: {
+        const [name, bufferIndex, offset, length] = p as [string, number, number, number];
+        // validateTable checked the type, the buffer record and the bounds.
+        const buffer = this.build(bufferIndex) as ArrayBuffer;
+        return this.as(index, new VIEW_TYPES[name]!(buffer, offset, length));
+      }
+    }
+    throw bad(`Record ${index} has an unexpected type.`); // unreachable after validateTable
+  }
+
+  /** Own data properties only; `__proto__` is refused, never assigned. */
+  private fill(target: Record<string, unknown>, entries: [number, number][], index: number): void {
+    for (let j = 0; j < entries.length; j++) {
+      const [k, v] = entries[j]!;
+      // validateTable checked: the key is a string record and not "__proto__".
+      target[this.build(k) as string] = this.build(v);
+    }
+  }
+
+  private buildError(index: number, p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] }): Error {
+    const Ctor = ERROR_TYPES[p.name] ?? Error;
+    const error: Error = Ctor === AggregateError ? new AggregateError([], p.message) : new Ctor(p.message);
+    this.as(index, error);
+    if (error.name !== p.name) defineHidden(error, "name", p.name);
+    if (p.stack !== undefined) defineHidden(error, "stack", p.stack);
+    if (p.cause !== undefined) defineHidden(error, "cause", this.build(p.cause));
+    if (p.props) {
+      const props: Record<string, unknown> = {};
+      this.fill(props, p.props, index);
+      for (const key of ownKeys(props)) {
+        if (key === "errors" && error instanceof AggregateError) defineHidden(error, key, props[key]);
+        else (error as unknown as Record<string, unknown>)[key] = props[key];
+      }
+    }
+    return error;
+  }
+}
+
+/** Like the engine's own `name`/`stack`/`cause`: writable, configurable, not enumerable. */
+function defineHidden(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: false, configurable: true });
+}

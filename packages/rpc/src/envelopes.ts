@@ -1,0 +1,113 @@
+/**
+ * Every message dorpc puts on a WebSocket, in one place. Read this file to learn the protocol;
+ * docs/protocol.md says the same in prose with examples.
+ *
+ * A connection carries *frames*. A frame is either
+ *  - text:   FRAME_MARK, then a kind character, then JSON (the frame body), or
+ *  - binary: FRAME_MARK, kind, two zero bytes, u32 blob count, u32 header length, one u32 length
+ *            per blob (all little-endian), the header (UTF-8 JSON, the same body a text frame
+ *            would carry), then the blobs back to back.
+ * Binary frames are used only when a value carries bytes (ArrayBuffer, typed arrays, DataView):
+ * bytes travel as bytes, never as numbers or base64.
+ *
+ * A frame that does not start with FRAME_MARK is not dorpc's: `handleRpcMessage` returns false
+ * for it so a Durable Object can speak its own protocol on the same socket.
+ *
+ * Internal module: the types are re-exported for documentation, the shapes may change with the
+ * protocol version.
+ */
+
+/** First character (text) or byte (binary) of every dorpc frame: ASCII "record separator". */
+export const FRAME_MARK = 0x1e;
+/** `FRAME_MARK` as a one-character string. */
+export const FRAME_MARK_CHAR = "\u001e";
+
+/** Frame kinds: the character after FRAME_MARK. */
+export const FrameKind = {
+  /** Client → server: a batch of calls. "C" */
+  Calls: 0x43,
+  /** Server → client: a batch of replies. "R" */
+  Replies: 0x52,
+} as const;
+export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
+
+/**
+ * How a value is carried inside a frame body. Two forms, chosen per value by the encoder:
+ *  - `ValueTag.Json`: the value *is* the JSON that follows (it held only plain objects, dense
+ *    arrays, strings, finite non-negative-zero numbers, booleans and null, with no shared
+ *    references). This is the fast path: it costs what JSON costs.
+ *  - `ValueTag.Records`: the value is a record table in the `@ungap/structured-clone` layout
+ *    (`[[type, payload], …]`, root at index 0, references by index) with dorpc's extensions
+ *    for -0/NaN/±Infinity, sparse arrays, bytes, boxed primitives and full Error values.
+ */
+export const ValueTag = { Json: 0, Records: 1 } as const;
+export type ValueTag = (typeof ValueTag)[keyof typeof ValueTag];
+
+/**
+ * One step of an operation chain.
+ *  - a string: read that property;
+ *  - an array: call the member read by the previous step. `[ValueTag.Json, ...args]` carries
+ *    the arguments inline as JSON; `[ValueTag.Records, records]` carries the arguments array
+ *    as a record table.
+ */
+export type ChainStep = string | ApplyStep;
+export type ApplyStep = [typeof ValueTag.Json, ...unknown[]] | [typeof ValueTag.Records, RecordTable];
+
+/** A call: `[id, chain]`. Ids are positive integers, unique among a connection's pending calls. */
+export type CallEnvelope = [id: number, chain: ChainStep[]];
+
+/** Body of a `FrameKind.Calls` frame. */
+export type CallsBody = CallEnvelope[];
+
+/** Reply statuses: the second element of a reply envelope. */
+export const ReplyStatus = {
+  /** The chain's result, as JSON. */
+  OkJson: 0,
+  /** The chain's result, as a record table. */
+  OkRecords: 1,
+  /** The chain threw: the thrown value, as a record table (rebuilt as a real Error). */
+  Threw: 2,
+  /** dorpc refused or failed: `[id, 3, code, message]`. */
+  Failed: 3,
+} as const;
+export type ReplyStatus = (typeof ReplyStatus)[keyof typeof ReplyStatus];
+
+/**
+ * A reply:
+ *  - `[id]`: the result was `undefined` (the common `void` method);
+ *  - `[id, 0, json]`, `[id, 1, records]`: the result;
+ *  - `[id, 2, records]`: the thrown value;
+ *  - `[id, 3, code, message]`: an `RpcError` with that code.
+ */
+export type ReplyEnvelope =
+  | [id: number]
+  | [id: number, status: typeof ReplyStatus.OkJson, value: unknown]
+  | [id: number, status: typeof ReplyStatus.OkRecords, records: RecordTable]
+  | [id: number, status: typeof ReplyStatus.Threw, records: RecordTable]
+  | [id: number, status: typeof ReplyStatus.Failed, code: string, message: string];
+
+/** Body of a `FrameKind.Replies` frame. */
+export type RepliesBody = ReplyEnvelope[];
+
+/** A record: `[type, payload]`. See codec.ts for the types and their payloads. */
+export type WireRecord = [type: number, payload?: unknown];
+export type RecordTable = WireRecord[];
+
+/** A decoded frame, before its body is checked. */
+export interface RawFrame {
+  kind: number;
+  body: unknown;
+  /** Blobs of a binary frame, in order; empty for text frames. */
+  blobs: Uint8Array[];
+}
+
+/** WebSocket close codes dorpc uses. */
+export const CloseCode = {
+  Normal: 1000,
+  GoingAway: 1001,
+  /** The peer sent something that is not a dorpc frame it can parse. */
+  PolicyViolation: 1008,
+  /** The peer sent a frame larger than `limits.maxMessageBytes`. */
+  MessageTooBig: 1009,
+  InternalError: 1011,
+} as const;

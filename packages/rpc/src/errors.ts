@@ -1,0 +1,78 @@
+/**
+ * The library's own failures: one `RpcError` class, told apart by `code`.
+ *
+ * Errors thrown by the user's Durable Object methods are *not* wrapped: they cross the wire as
+ * values (see codec.ts) and are rebuilt on the client as the same kind of `Error`. `RpcError` is
+ * only for what dorpc itself refuses or cannot do.
+ */
+
+/**
+ * Every code an `RpcError` can carry. The set is small and stable; match on `error.code`.
+ *
+ * | code           | meaning                                                                  |
+ * | -------------- | ------------------------------------------------------------------------ |
+ * | `NOT_FOUND`    | the chain names a member that does not exist or is not reachable        |
+ * | `NOT_CALLABLE` | the chain calls something that is not a reachable method                 |
+ * | `ENCODE`       | a value cannot be carried by the wire (function, symbol, class instance) |
+ * | `DECODE`       | a frame or value on the wire is malformed or uses a forbidden type       |
+ * | `LIMIT`        | a receive-side limit was exceeded (size, depth, pending calls, …)        |
+ * | `PROTOCOL`     | a frame broke the protocol (bad id, wrong frame kind, bad chain)         |
+ * | `TIMEOUT`      | no reply arrived within the call's timeout                              |
+ * | `DISCONNECTED` | the connection closed before the reply arrived                           |
+ * | `DISPOSED`     | the client was disposed before or during the call                        |
+ * | `BAD_OPTION`   | an option passed to a dorpc function is invalid                         |
+ * | `INTERNAL`     | dorpc itself failed unexpectedly (a bug: please report it)               |
+ */
+export const RPC_ERROR_CODES = [
+  "NOT_FOUND",
+  "NOT_CALLABLE",
+  "ENCODE",
+  "DECODE",
+  "LIMIT",
+  "PROTOCOL",
+  "TIMEOUT",
+  "DISCONNECTED",
+  "DISPOSED",
+  "BAD_OPTION",
+  "INTERNAL",
+] as const;
+
+/** One of {@link RPC_ERROR_CODES}. */
+export type RpcErrorCode = (typeof RPC_ERROR_CODES)[number];
+
+const CODE_SET: ReadonlySet<string> = new Set(RPC_ERROR_CODES);
+
+/** True when `value` is one of the documented {@link RpcErrorCode}s. */
+export function isRpcErrorCode(value: unknown): value is RpcErrorCode {
+  return typeof value === "string" && CODE_SET.has(value);
+}
+
+/**
+ * A failure of dorpc itself, recognisable by `instanceof RpcError` and by `code`
+ * (so it can be matched across realms and bundles too).
+ */
+export class RpcError extends Error {
+  readonly code: RpcErrorCode;
+
+  constructor(code: RpcErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** True for any `RpcError`, including one from another copy of this library. */
+  static is(value: unknown): value is RpcError {
+    return (
+      value instanceof RpcError ||
+      (value instanceof Error && value.name === "RpcError" && isRpcErrorCode((value as { code?: unknown }).code))
+    );
+  }
+}
+
+// On the prototype, not the instance: `name` must not show up as an own property when an
+// RpcError is itself sent over the wire as a value.
+Object.defineProperty(RpcError.prototype, "name", {
+  value: "RpcError",
+  writable: true,
+  enumerable: false,
+  configurable: true,
+});

@@ -1,0 +1,112 @@
+/**
+ * Frames: how one batch of envelopes becomes one WebSocket message and back.
+ *
+ * Text when the batch carries no bytes, binary (header + blobs) when it does; the layout is
+ * documented in envelopes.ts. Size is checked before anything is parsed.
+ *
+ * Internal module.
+ */
+import { RpcError } from "./errors.js";
+import { FRAME_MARK, FRAME_MARK_CHAR, type RawFrame } from "./envelopes.js";
+import type { RpcLimits } from "./limits.js";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Bytes before the blob-length table in a binary frame. */
+const FIXED_HEADER = 12;
+
+/** A frame ready for `WebSocket.send`. */
+export type WireFrame = string | Uint8Array;
+
+/** One frame of `kind` carrying `body` (JSON-serialisable) and the blobs its records refer to. */
+export function writeFrame(kind: number, body: unknown, blobs: readonly Uint8Array[]): WireFrame {
+  const json = JSON.stringify(body);
+  if (blobs.length === 0) return FRAME_MARK_CHAR + String.fromCharCode(kind) + json;
+  const header = encoder.encode(json);
+  let total = FIXED_HEADER + 4 * blobs.length + header.byteLength;
+  for (const blob of blobs) total += blob.byteLength;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  out[0] = FRAME_MARK;
+  out[1] = kind;
+  view.setUint32(4, blobs.length, true);
+  view.setUint32(8, header.byteLength, true);
+  let at = FIXED_HEADER;
+  for (const blob of blobs) {
+    view.setUint32(at, blob.byteLength, true);
+    at += 4;
+  }
+  out.set(header, at);
+  at += header.byteLength;
+  for (const blob of blobs) {
+    out.set(blob, at);
+    at += blob.byteLength;
+  }
+  return out;
+}
+
+/** What `readFrame` accepts: what WebSockets deliver in browsers, Node and workerd. */
+export type IncomingData = string | ArrayBuffer | ArrayBufferView;
+
+/**
+ * Parses one incoming message. Returns `undefined` when it is not a dorpc frame (it does not
+ * start with FRAME_MARK); throws `RpcError` `LIMIT` when it is too large and `DECODE` when it
+ * is malformed. Blobs are views into the message, not copies.
+ */
+export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | undefined {
+  if (typeof data === "string") {
+    if (data.charCodeAt(0) !== FRAME_MARK) return undefined;
+    if (data.length > limits.maxMessageBytes) throw tooBig(data.length, limits);
+    return { kind: data.charCodeAt(1), body: parseJson(data.slice(2)), blobs: [] };
+  }
+  const bytes = ArrayBuffer.isView(data)
+    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : new Uint8Array(data);
+  if (bytes[0] !== FRAME_MARK) return undefined;
+  if (bytes.byteLength > limits.maxMessageBytes) throw tooBig(bytes.byteLength, limits);
+  if (bytes.byteLength < FIXED_HEADER) throw new RpcError("DECODE", "Binary frame is shorter than its fixed header.");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const blobCount = view.getUint32(4, true);
+  const headerLength = view.getUint32(8, true);
+  if (blobCount > limits.maxBlobs) {
+    throw new RpcError("LIMIT", `Frame carries ${blobCount} blobs, more than limits.maxBlobs (${limits.maxBlobs}).`);
+  }
+  let at = FIXED_HEADER + 4 * blobCount;
+  if (at + headerLength > bytes.byteLength) throw new RpcError("DECODE", "Binary frame header runs past the end of the frame.");
+  const lengths: number[] = [];
+  let total = at + headerLength;
+  for (let i = 0; i < blobCount; i++) {
+    const length = view.getUint32(FIXED_HEADER + 4 * i, true);
+    lengths.push(length);
+    total += length;
+  }
+  if (total !== bytes.byteLength) {
+    throw new RpcError("DECODE", `Binary frame declares ${total} bytes but is ${bytes.byteLength} bytes long.`);
+  }
+  let json: string;
+  try {
+    json = decoder.decode(bytes.subarray(at, at + headerLength));
+  } catch {
+    throw new RpcError("DECODE", "Binary frame header is not valid UTF-8.");
+  }
+  at += headerLength;
+  const blobs: Uint8Array[] = [];
+  for (const length of lengths) {
+    blobs.push(bytes.subarray(at, at + length));
+    at += length;
+  }
+  return { kind: bytes[1]!, body: parseJson(json), blobs };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new RpcError("DECODE", `Frame is not valid JSON: ${(error as Error).message.slice(0, 100)}`);
+  }
+}
+
+function tooBig(size: number, limits: RpcLimits): RpcError {
+  return new RpcError("LIMIT", `Frame of ${size} bytes exceeds limits.maxMessageBytes (${limits.maxMessageBytes}).`);
+}
