@@ -327,7 +327,7 @@ class RecordWriter {
       case "String":
         return this.push([tag as never, (value as { valueOf(): unknown }).valueOf()], value);
       case "BigInt":
-        return this.push([tag as never, (value as bigint).valueOf().toString()], value);
+        return this.push([tag as never, (value as unknown as bigint).valueOf().toString()], value);
       case "Array":
         // An array from another realm, or with an unusual prototype: its elements still travel.
         return this.addArray(value as unknown[], depth);
@@ -700,7 +700,7 @@ class TableBuilder {
       }
       case T.OBJECT: {
         const obj: Record<string, unknown> = this.as(index, {});
-        this.fill(obj, p as [number, number][], index);
+        this.fill(obj, p as [number, number][]);
         return obj;
       }
       case T.DATE:
@@ -748,7 +748,7 @@ class TableBuilder {
   }
 
   /** Own data properties only; `__proto__` is refused, never assigned. */
-  private fill(target: Record<string, unknown>, entries: [number, number][], index: number): void {
+  private fill(target: Record<string, unknown>, entries: [number, number][]): void {
     for (let j = 0; j < entries.length; j++) {
       const [k, v] = entries[j]!;
       // validateTable checked: the key is a string record and not "__proto__".
@@ -765,7 +765,7 @@ class TableBuilder {
     if (p.cause !== undefined) defineHidden(error, "cause", this.build(p.cause));
     if (p.props) {
       const props: Record<string, unknown> = {};
-      this.fill(props, p.props, index);
+      this.fill(props, p.props);
       for (const key of ownKeys(props)) {
         if (key === "errors" && error instanceof AggregateError) defineHidden(error, key, props[key]);
         else (error as unknown as Record<string, unknown>)[key] = props[key];
@@ -778,4 +778,23 @@ class TableBuilder {
 /** Like the engine's own `name`/`stack`/`cause`: writable, configurable, not enumerable. */
 function defineHidden(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, writable: true, enumerable: false, configurable: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value slots and standalone values
+// ---------------------------------------------------------------------------------------------
+
+/** Decodes a value carried as JSON (`ValueTag.Json`) or as a record table (`ValueTag.Records`). */
+export function readValue(tag: unknown, payload: unknown, ctx: DecodeContext): unknown {
+  if (tag === 0) {
+    checkJsonValue(payload, ctx.limits, ctx.budget);
+    return payload;
+  }
+  if (tag === 1) return fromRecords(payload, ctx);
+  throw bad(`Unknown value tag ${JSON.stringify(tag) ?? String(tag)}.`);
+}
+
+/** A fresh decode context for one frame. */
+export function decodeContext(blobs: readonly Uint8Array[], limits: RpcLimits): DecodeContext {
+  return { blobs, limits, budget: { nodes: limits.maxNodes } };
 }

@@ -11,7 +11,7 @@ import { FRAME_MARK, FRAME_MARK_CHAR, type RawFrame } from "./envelopes.js";
 import type { RpcLimits } from "./limits.js";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Bytes before the blob-length table in a binary frame. */
 const FIXED_HEADER = 12;
@@ -19,9 +19,11 @@ const FIXED_HEADER = 12;
 /** A frame ready for `WebSocket.send`. */
 export type WireFrame = string | Uint8Array;
 
-/** One frame of `kind` carrying `body` (JSON-serialisable) and the blobs its records refer to. */
-export function writeFrame(kind: number, body: unknown, blobs: readonly Uint8Array[]): WireFrame {
-  const json = JSON.stringify(body);
+/**
+ * One frame of `kind` whose body is the JSON text `json`, plus the blobs its records refer to.
+ * Callers stringify (each envelope once, when it is queued) so a frame is assembled, not re-walked.
+ */
+export function writeFrame(kind: number, json: string, blobs: readonly Uint8Array[]): WireFrame {
   if (blobs.length === 0) return FRAME_MARK_CHAR + String.fromCharCode(kind) + json;
   const header = encoder.encode(json);
   let total = FIXED_HEADER + 4 * blobs.length + header.byteLength;

@@ -1,1 +1,30 @@
-export {};
+/**
+ * `@dorpc/rpc`: the browser-safe entry (no `cloudflare:*` imports). Runs in browsers,
+ * Node ≥ 22 and Workers. The Durable Object side is `@dorpc/rpc/server`.
+ *
+ * Everything not exported here is internal and may change without notice.
+ */
+
+/**
+ * Creates a typed client for one Durable Object instance. Property reads and calls build an
+ * operation chain; awaiting it sends the chain in one round trip over a WebSocket opened on
+ * the first call.
+ */
+export { createRpcClient, withCallOptions, type RpcClientOptions } from "./client.js";
+
+/** The library's own failures, told apart by `code`. */
+export { RpcError, RPC_ERROR_CODES, type RpcErrorCode } from "./errors.js";
+
+/** Standalone structured-clone encoding with dorpc's wire format (validated on decode). */
+export { encode, decode, type EncodeOptions } from "./value.js";
+
+/** Receive-side limits and their defaults. */
+export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
+
+/** The transport interface, for custom channels (and its WebSocket implementation's types). */
+export type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
+export type { WebSocketConstructor, WebSocketLike } from "./websocket-transport.js";
+export type { CallOptions } from "./session.js";
+
+/** Client types: what `createRpcClient<T>` exposes. */
+export type { RpcClient, RpcPromise, Remote, Sendable, ReservedMember } from "./types.js";

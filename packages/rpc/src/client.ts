@@ -1,0 +1,181 @@
+/**
+ * `createRpcClient`: a Proxy that records property reads and calls as an operation chain and
+ * sends the chain when it is awaited.
+ *
+ * Hot path: a root-level member (`client.increment`) is one cached proxy; a call creates one
+ * chain node and one proxy; awaiting hands resolve/reject straight to the session, so no extra
+ * promise sits between the reply and the caller.
+ */
+import { RpcError } from "./errors.js";
+import { resolveLimits, type RpcLimits } from "./limits.js";
+import { ClientSession, type CallOptions, type ChainNode } from "./session.js";
+import type { TransportFactory } from "./transport.js";
+import type { RpcClient } from "./types.js";
+import { webSocketTransport, type WebSocketConstructor } from "./websocket-transport.js";
+
+/** Options for {@link createRpcClient}. Validated when the client is created. */
+export interface RpcClientOptions {
+  /**
+   * Origin of the Worker that routes to the Durable Object, e.g. `https://app.example.com`.
+   * `http(s)` becomes `ws(s)`. Default: `location.origin` where it exists (browsers).
+   */
+  baseUrl?: string;
+  /** Path prefix `routeDORequest` listens on. Default `/__rpc`. */
+  prefix?: string;
+  /** Per-call timeout in ms; 0 disables. Default 30,000. */
+  timeout?: number;
+  /** WebSocket constructor for runtimes without a global one. */
+  WebSocket?: WebSocketConstructor;
+  /** Extra query parameters for the connect URL (e.g. an auth token). */
+  query?: Record<string, string>;
+  /** Receive-side limits for replies. */
+  limits?: Partial<RpcLimits>;
+  /** Replace the WebSocket transport (tests, custom channels). `baseUrl` is then not needed. */
+  transport?: TransportFactory;
+}
+
+const DEFAULT_PREFIX = "/__rpc";
+const DEFAULT_TIMEOUT = 30_000;
+
+/** Symbol-keyed handle on the session behind a client; see {@link getRpcSession}. */
+const SESSION = Symbol("dorpc.session");
+
+/**
+ * A typed client for the Durable Object `instance` of the namespace bound as `binding`.
+ * Connects lazily on the first call. `T` is the Durable Object class or its instance type.
+ *
+ * ```ts
+ * await using counter = createRpcClient<Counter>("COUNTER", "room-1", { baseUrl });
+ * await counter.increment(2);
+ * ```
+ */
+export function createRpcClient<T>(binding: string, instance: string, options: RpcClientOptions = {}): RpcClient<T> {
+  if (typeof binding !== "string" || binding === "" || binding.includes("/")) {
+    throw new RpcError("BAD_OPTION", `binding must be a non-empty string without "/", got ${JSON.stringify(binding)}.`);
+  }
+  if (typeof instance !== "string" || instance === "") {
+    throw new RpcError("BAD_OPTION", `instance must be a non-empty string, got ${JSON.stringify(instance)}.`);
+  }
+  const timeout = options.timeout ?? DEFAULT_TIMEOUT;
+  if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
+    throw new RpcError("BAD_OPTION", `timeout must be a finite number of milliseconds ≥ 0, got ${String(timeout)}.`);
+  }
+  const limits = resolveLimits(options.limits);
+  let transport = options.transport;
+  let label = `${binding}/${instance}`;
+  if (!transport) {
+    const url = connectUrl(binding, instance, options);
+    label = url;
+    const WebSocketImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (typeof WebSocketImpl !== "function") {
+      throw new RpcError("BAD_OPTION", "No global WebSocket in this runtime: pass options.WebSocket (e.g. from the \"ws\" package).");
+    }
+    transport = webSocketTransport(url, WebSocketImpl);
+  }
+  const session = new ClientSession({ transport, timeout, limits, label });
+  return rootProxy(session) as RpcClient<T>;
+}
+
+/** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
+export function connectUrl(binding: string, instance: string, options: RpcClientOptions): string {
+  const base = options.baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
+  if (typeof base !== "string" || base === "") {
+    throw new RpcError("BAD_OPTION", "baseUrl is required outside browsers, e.g. { baseUrl: \"http://127.0.0.1:8787\" }.");
+  }
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new RpcError("BAD_OPTION", `baseUrl ${JSON.stringify(base)} is not a valid URL.`);
+  }
+  const scheme = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" }[url.protocol];
+  if (!scheme) throw new RpcError("BAD_OPTION", `baseUrl must be http(s) or ws(s), got ${JSON.stringify(url.protocol)}.`);
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
+    throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
+  }
+  const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}`;
+  const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : "";
+  return `${scheme}//${url.host}${path}${query}`;
+}
+
+/** The session behind a client (connection state, pending calls). Internal API for now. */
+export function getRpcSession(client: object): ClientSession {
+  const session = (client as { [SESSION]?: ClientSession })[SESSION];
+  if (!session) throw new RpcError("BAD_OPTION", "Not a dorpc client.");
+  return session;
+}
+
+/**
+ * Runs `chain` (a call or property read made on a client) with per-call options, e.g. a longer
+ * timeout or an AbortSignal: `await withCallOptions(client.slowJob(), { timeout: 60_000 })`.
+ */
+export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
+  const info = (chain as { [CHAIN]?: { session: ClientSession; node: ChainNode } })[CHAIN];
+  if (!info) return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
+  return new Promise<V>((resolve, reject) =>
+    info.session.call(info.node, resolve as (value: unknown) => void, reject, options),
+  );
+}
+
+const CHAIN = Symbol("dorpc.chain");
+
+/** A function target so that the `apply` trap works; never called itself. */
+function chainTarget(): void {}
+
+function rootProxy(session: ClientSession): object {
+  const members = new Map<string, unknown>();
+  const dispose = () => session.dispose();
+  const asyncDispose = async () => session.dispose();
+  return new Proxy(chainTarget, {
+    get(_target, key) {
+      if (typeof key === "symbol") {
+        if (key === Symbol.dispose) return dispose;
+        if (key === Symbol.asyncDispose) return asyncDispose;
+        if (key === SESSION) return session;
+        return undefined;
+      }
+      // A client is not itself awaitable: `await client` or returning it from an async
+      // function must not send anything.
+      if (key === "then") return undefined;
+      let member = members.get(key);
+      if (member === undefined) {
+        member = chainProxy(session, { parent: undefined, key, args: undefined });
+        members.set(key, member);
+      }
+      return member;
+    },
+    apply() {
+      throw new RpcError("NOT_CALLABLE", "A dorpc client is not a function; call one of its methods.");
+    },
+    set() {
+      throw new RpcError("NOT_CALLABLE", "Properties of a dorpc client cannot be assigned; call a method instead.");
+    },
+  });
+}
+
+function chainProxy(session: ClientSession, node: ChainNode): unknown {
+  return new Proxy(chainTarget, {
+    get(_target, key) {
+      if (typeof key === "symbol") return key === CHAIN ? { session, node } : undefined;
+      switch (key) {
+        case "then":
+          return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
+            new Promise((resolve, reject) => session.call(node, resolve, reject)).then(onFulfilled, onRejected);
+        case "catch":
+          return (onRejected?: (reason: unknown) => unknown) =>
+            new Promise((resolve, reject) => session.call(node, resolve, reject)).catch(onRejected);
+        case "finally":
+          return (onFinally?: () => void) =>
+            new Promise((resolve, reject) => session.call(node, resolve, reject)).finally(onFinally);
+      }
+      return chainProxy(session, { parent: node, key, args: undefined });
+    },
+    apply(_target, _this, args: unknown[]) {
+      return chainProxy(session, { parent: node, key: undefined, args });
+    },
+    set() {
+      throw new RpcError("NOT_CALLABLE", "Remote properties cannot be assigned; call a method instead.");
+    },
+  });
+}

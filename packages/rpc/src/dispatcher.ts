@@ -1,0 +1,380 @@
+/**
+ * The server side of the protocol: one incoming frame in, replies out. Runtime-neutral: it
+ * sees a connection only as a `ReplyChannel` and the Durable Object only as an object, so it
+ * runs in Node unit tests exactly as in workerd.
+ *
+ * Invariants:
+ *  - Nothing survives between frames except the set of ids still running per connection (for
+ *    duplicate detection and the pending limit), which is empty whenever the object can
+ *    hibernate. Everything else a reply needs is in the frame.
+ *  - Calls of one frame start in the order sent; each call's synchronous part finishes before
+ *    the next starts. A call that awaits does not hold back the calls after it.
+ *  - Every call with a recoverable id gets exactly one reply. A frame that cannot be read at all
+ *    closes the connection with 1008 (malformed) or 1009 (too big), because no id can be
+ *    answered; other connections and the object's state are untouched.
+ *  - Replies produced in the same microtask leave in one frame.
+ *
+ * Internal module.
+ */
+import { AccessPolicy, findMember, isPlainData, notFound, readDataProperty, type AccessOptions, type Member } from "./access.js";
+import { decodeContext, isJsonSafe, readValue, toRecords, type DecodeContext } from "./codec.js";
+import { CloseCode, FrameKind, ReplyStatus } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
+import { resolveLimits, type RpcLimits } from "./limits.js";
+import { RpcTarget } from "./rpc-target.js";
+
+/** Options of the server side. Validated once per options object. */
+export interface RpcServerOptions {
+  /** Send `Error.stack` of thrown errors to clients. Default `false`: stacks reveal code paths. */
+  exposeErrorStack?: boolean;
+  /** Receive-side limits. */
+  limits?: Partial<RpcLimits>;
+  /** Narrow what chains may reach (see access.ts for the fixed rules). */
+  access?: AccessOptions;
+  /** Path prefix of the RPC endpoint, as routed by `routeDORequest`. Default `/__rpc`. */
+  prefix?: string;
+}
+
+/** Options after validation, with the derived policy. */
+export interface ResolvedServerOptions {
+  readonly exposeErrorStack: boolean;
+  readonly limits: Readonly<RpcLimits>;
+  readonly policy: AccessPolicy;
+  readonly prefix: string;
+}
+
+const resolved = new WeakMap<object, ResolvedServerOptions>();
+const DEFAULTS_KEY = {};
+
+/** Validates `options` (once per object) and derives the policy. */
+export function resolveServerOptions(options: RpcServerOptions | undefined): ResolvedServerOptions {
+  const key = options ?? DEFAULTS_KEY;
+  let out = resolved.get(key);
+  if (out) return out;
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw new RpcError("BAD_OPTION", "Server options must be an object.");
+  }
+  const prefix = options?.prefix ?? "/__rpc";
+  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
+    throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
+  }
+  const limits = resolveLimits(options?.limits);
+  out = Object.freeze({
+    exposeErrorStack: options?.exposeErrorStack === true,
+    limits,
+    policy: new AccessPolicy(options?.access, limits),
+    prefix,
+  });
+  resolved.set(key, out);
+  return out;
+}
+
+/** A connection as the dispatcher needs it. Also the key of its per-connection state. */
+export interface ReplyChannel {
+  send(frame: WireFrame): void;
+  close(code?: number, reason?: string): void;
+}
+
+class Outbox {
+  parts: string[] = [];
+  blobs: Uint8Array[] = [];
+  scheduled = false;
+  /** Ids of calls started and not yet answered. */
+  readonly running = new Set<number>();
+  private readonly flushBound = () => this.flush();
+
+  constructor(private readonly channel: ReplyChannel) {}
+
+  push(id: number, json: string): void {
+    this.running.delete(id);
+    this.parts.push(json);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.flushBound);
+    }
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.parts.length === 0) return;
+    const body = this.parts.length === 1 ? `[${this.parts[0]}]` : `[${this.parts.join(",")}]`;
+    const frame = writeFrame(FrameKind.Replies, body, this.blobs);
+    this.parts = [];
+    this.blobs = [];
+    try {
+      this.channel.send(frame);
+    } catch {
+      // The socket closed under us: the client sees DISCONNECTED for these calls.
+    }
+  }
+}
+
+const outboxes = new WeakMap<ReplyChannel, Outbox>();
+
+function outboxFor(channel: ReplyChannel): Outbox {
+  let out = outboxes.get(channel);
+  if (!out) {
+    out = new Outbox(channel);
+    outboxes.set(channel, out);
+  }
+  return out;
+}
+
+/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= 123) return text;
+  let cut = 120;
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
+}
+
+/**
+ * Handles one incoming message on `channel` for `target`. Returns `false` when the message is
+ * not a dorpc frame (the caller may handle it), `true` otherwise. Replies are sent
+ * asynchronously; the returned promise-free boolean is known at once.
+ */
+export function dispatchFrame(data: IncomingData, target: object, options: ResolvedServerOptions, channel: ReplyChannel): boolean {
+  const { limits } = options;
+  let frame;
+  try {
+    frame = readFrame(data, limits);
+  } catch (error) {
+    const e = error as RpcError;
+    channel.close(e.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(e.message));
+    return true;
+  }
+  if (!frame) return false;
+  const body = frame.body;
+  if (frame.kind !== FrameKind.Calls) {
+    channel.close(CloseCode.PolicyViolation, "dorpc: a server accepts only call frames.");
+    return true;
+  }
+  if (!Array.isArray(body)) {
+    channel.close(CloseCode.PolicyViolation, "dorpc: a call frame's body must be an array of calls.");
+    return true;
+  }
+  if (body.length > limits.maxPendingCalls) {
+    channel.close(
+      CloseCode.PolicyViolation,
+      closeReason(`dorpc: frame carries ${body.length} calls, more than limits.maxPendingCalls (${limits.maxPendingCalls}).`),
+    );
+    return true;
+  }
+  const out = outboxFor(channel);
+  const ctx = decodeContext(frame.blobs, limits);
+  const label = labelOf(target);
+  for (const envelope of body as unknown[]) {
+    if (!Array.isArray(envelope) || !isCallId(envelope[0])) {
+      channel.close(CloseCode.PolicyViolation, "dorpc: a call must be [id, chain] with a positive integer id.");
+      return true;
+    }
+    const id = envelope[0];
+    if (out.running.has(id)) {
+      out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)));
+      continue;
+    }
+    if (out.running.size >= limits.maxPendingCalls) {
+      out.push(id, failed(id, new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`)));
+      continue;
+    }
+    out.running.add(id);
+    let steps: Step[];
+    try {
+      if (envelope.length !== 2) throw new RpcError("PROTOCOL", "A call must be exactly [id, chain].");
+      steps = parseChain(envelope[1], options, ctx, label);
+    } catch (error) {
+      out.push(id, failed(id, asRpcError(error)));
+      continue;
+    }
+    runCall(id, target, steps, options, out, label);
+  }
+  return true;
+}
+
+function isCallId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+function labelOf(target: object): string {
+  const name = (target as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === "string" && name ? name : "the Durable Object";
+}
+
+/** A parsed chain step: a property name, or the decoded arguments of a call. */
+type Step = string | { args: unknown[] };
+
+/**
+ * Validates the whole chain and decodes its arguments before any step runs: shape, length,
+ * argument counts, names (access rule 1). Throws `RpcError`.
+ */
+function parseChain(chain: unknown, options: ResolvedServerOptions, ctx: DecodeContext, label: string): Step[] {
+  const { limits } = options;
+  if (!Array.isArray(chain) || chain.length === 0) throw new RpcError("PROTOCOL", "A chain must be a non-empty array of steps.");
+  if (chain.length > limits.maxChainLength) {
+    throw new RpcError("LIMIT", `Chain of ${chain.length} steps exceeds limits.maxChainLength (${limits.maxChainLength}).`);
+  }
+  if (typeof chain[0] !== "string") throw new RpcError("PROTOCOL", "A chain must start with a member name.");
+  const names: string[] = [];
+  const steps: Step[] = new Array(chain.length);
+  for (let i = 0; i < chain.length; i++) {
+    const step: unknown = chain[i];
+    if (typeof step === "string") {
+      names.push(step);
+      steps[i] = step;
+    } else if (Array.isArray(step) && step.length > 0) {
+      steps[i] = { args: [] };
+    } else {
+      throw new RpcError("PROTOCOL", `Chain step ${i} is neither a member name nor a call.`);
+    }
+  }
+  options.policy.checkStatic(names, label);
+  for (let i = 0; i < chain.length; i++) {
+    const step = steps[i]!;
+    if (typeof step === "string") continue;
+    const raw = chain[i] as unknown[];
+    let args: unknown;
+    if (raw[0] === 0) {
+      if (raw.length - 1 > limits.maxArgs) throw tooManyArgs(raw.length - 1, limits);
+      args = raw.slice(1);
+      readValue(0, args, ctx);
+    } else if (raw[0] === 1 && raw.length === 2) {
+      args = readValue(1, raw[1], ctx);
+      if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `Arguments of chain step ${i} are not an array.`);
+      if (args.length > limits.maxArgs) throw tooManyArgs(args.length, limits);
+    } else {
+      throw new RpcError("PROTOCOL", `Chain step ${i} has an unknown argument encoding.`);
+    }
+    step.args = args as unknown[];
+  }
+  return steps;
+}
+
+function tooManyArgs(count: number, limits: RpcLimits): RpcError {
+  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
+}
+
+/** Errors the dispatcher raises itself (sent as `Failed` with their code, not as thrown values). */
+const ownErrors = new WeakSet<object>();
+
+function refuse(error: RpcError): never {
+  ownErrors.add(error);
+  throw error;
+}
+
+/** Where a chain is while it runs. */
+interface Cursor {
+  /** The value the last step produced. */
+  value: unknown;
+  /** A method read by the last step and not yet called, with its receiver. */
+  method: Member["fn"] | undefined;
+  receiver: object | undefined;
+}
+
+function runCall(id: number, target: object, steps: Step[], options: ResolvedServerOptions, out: Outbox, label: string): void {
+  const cursor: Cursor = { value: target, method: undefined, receiver: undefined };
+  let result: unknown;
+  try {
+    result = runFrom(cursor, target, steps, 0, label);
+  } catch (error) {
+    out.push(id, threw(id, error, options, out));
+    return;
+  }
+  if (result instanceof Promise) {
+    result.then(
+      (value) => out.push(id, ok(id, value, out)),
+      (error) => out.push(id, threw(id, error, options, out)),
+    );
+  } else {
+    out.push(id, ok(id, result, out));
+  }
+}
+
+/** Runs steps from `i`; synchronous until a step returns a promise. */
+function runFrom(cursor: Cursor, target: object, steps: Step[], i: number, label: string): unknown {
+  for (; i < steps.length; i++) {
+    const step = steps[i]!;
+    let produced: unknown;
+    if (typeof step === "string") {
+      produced = read(cursor, target, step, i, label);
+      if (produced === METHOD) continue;
+    } else {
+      const fn = cursor.method;
+      if (!fn) refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${label}.`));
+      cursor.method = undefined;
+      produced = fn.apply(cursor.receiver, step.args);
+    }
+    if (produced instanceof Promise) {
+      const next = i + 1;
+      return produced.then((value) => {
+        cursor.value = value;
+        return runFrom(cursor, target, steps, next, label);
+      });
+    }
+    cursor.value = produced;
+  }
+  if (cursor.method) {
+    refuse(new RpcError("NOT_CALLABLE", `The chain ends at a method of ${label} without calling it; add the call.`));
+  }
+  return cursor.value;
+}
+
+/** Marker: the step resolved a method, now held by the cursor. */
+const METHOD = Symbol("method");
+
+/** Access rules 2 and 3 for one property step. */
+function read(cursor: Cursor, target: object, name: string, i: number, label: string): unknown {
+  if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
+  const holder = cursor.value;
+  if (i === 0 || holder instanceof RpcTarget) {
+    const owner = holder as object;
+    const member = findMember(owner, name);
+    if (!member) refuse(notFound(name, i === 0 ? label : labelOf(owner)));
+    if (member.kind === "getter") return member.fn.call(owner);
+    cursor.method = member.fn;
+    cursor.receiver = owner;
+    return METHOD;
+  }
+  if (typeof holder === "object" && holder !== null && holder !== target && isPlainData(holder)) {
+    const found = readDataProperty(holder, name);
+    if (found) return found.value;
+  }
+  return refuse(notFound(name, label));
+}
+
+function ok(id: number, value: unknown, out: Outbox): string {
+  if (value === undefined) return `[${id}]`;
+  if (isJsonSafe(value)) return JSON.stringify([id, ReplyStatus.OkJson, value]);
+  const mark = out.blobs.length;
+  try {
+    return JSON.stringify([id, ReplyStatus.OkRecords, toRecords(value, { blobs: out.blobs, stack: false })]);
+  } catch (error) {
+    out.blobs.length = mark;
+    return failed(id, asRpcError(error, "ENCODE"));
+  }
+}
+
+function threw(id: number, error: unknown, options: ResolvedServerOptions, out: Outbox): string {
+  if (error instanceof RpcError && ownErrors.has(error)) return failed(id, error);
+  const mark = out.blobs.length;
+  try {
+    return JSON.stringify([id, ReplyStatus.Threw, toRecords(error, { blobs: out.blobs, stack: options.exposeErrorStack })]);
+  } catch {
+    out.blobs.length = mark;
+    // The thrown value holds something that cannot travel: keep what identifies it.
+    const plain = error instanceof Error ? error : new Error(String(error));
+    const fallback = new Error(plain.message);
+    fallback.name = plain.name;
+    if (options.exposeErrorStack && plain.stack) fallback.stack = plain.stack;
+    return JSON.stringify([id, ReplyStatus.Threw, toRecords(fallback, { blobs: out.blobs, stack: options.exposeErrorStack })]);
+  }
+}
+
+function failed(id: number, error: RpcError): string {
+  return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message]);
+}
+
+function asRpcError(error: unknown, fallback: RpcError["code"] = "INTERNAL"): RpcError {
+  return error instanceof RpcError ? error : new RpcError(fallback, String((error as Error)?.message ?? error));
+}

@@ -1,0 +1,180 @@
+/**
+ * workerd glue: accepting hibernatable WebSockets on a Durable Object and feeding their
+ * messages to the dispatcher. The only file of the server entry that imports
+ * `cloudflare:workers`.
+ *
+ * Three ways in, from least to most hand-written:
+ *  - `class Counter extends RpcDurableObject<Env> { … }`
+ *  - `export const Counter = withRpc(CounterBase, options)`
+ *  - `handleRpcRequest` / `handleRpcMessage` inside your own `fetch` / `webSocketMessage`.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { skipPrototype, stopAtPrototype } from "./access.js";
+import { dispatchFrame, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import { RpcError } from "./errors.js";
+
+/** Tag given to every socket dorpc accepts (`ctx.getWebSockets(RPC_SOCKET_TAG)` lists them). */
+export const RPC_SOCKET_TAG = "dorpc";
+
+/** What dorpc stores in a socket's attachment; survives hibernation. */
+export interface RpcAttachment {
+  /** Protocol version of the connection. */
+  v: 1;
+  /** Unix ms when the socket was accepted. */
+  connectedAt: number;
+}
+
+interface HasCtx {
+  ctx: DurableObjectState;
+}
+
+function stateOf(target: object): DurableObjectState {
+  const ctx = (target as Partial<HasCtx>).ctx;
+  if (!ctx || typeof ctx.acceptWebSocket !== "function") {
+    throw new RpcError(
+      "BAD_OPTION",
+      "handleRpcRequest needs the Durable Object instance (an object with `ctx`) as its second argument, e.g. handleRpcRequest(request, this).",
+    );
+  }
+  return ctx;
+}
+
+/**
+ * Accepts a dorpc WebSocket upgrade for `target` and returns the 101 response; returns
+ * `undefined` for any other request (so your own `fetch` can handle it). A plain request to the
+ * RPC path itself gets 426 Upgrade Required.
+ *
+ * The socket is accepted with the hibernation API (`ctx.acceptWebSocket`), so the object may be
+ * evicted between messages; every reply is computed from the message alone.
+ */
+export async function handleRpcRequest(
+  request: Request,
+  target: object,
+  options?: RpcServerOptions,
+): Promise<Response | undefined> {
+  const resolved = resolveServerOptions(options);
+  const ctx = stateOf(target);
+  const path = new URL(request.url).pathname;
+  if (!isRpcPath(path, resolved.prefix)) return undefined;
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+    return new Response(`${path} is a dorpc endpoint: connect with a WebSocket (Upgrade: websocket).`, {
+      status: 426,
+      headers: { Upgrade: "websocket", "Content-Type": "text/plain; charset=utf-8" },
+    });
+  }
+  const pair = new WebSocketPair();
+  const server = pair[1];
+  ctx.acceptWebSocket(server, [RPC_SOCKET_TAG]);
+  const attachment: RpcAttachment = { v: 1, connectedAt: Date.now() };
+  server.serializeAttachment(attachment);
+  return new Response(null, { status: 101, webSocket: pair[0] });
+}
+
+/** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
+function isRpcPath(path: string, prefix: string): boolean {
+  if (!path.startsWith(prefix) || path.charCodeAt(prefix.length) !== 0x2f /* / */) return false;
+  const rest = path.slice(prefix.length + 1);
+  const slash = rest.indexOf("/");
+  return slash > 0 && slash < rest.length - 1 && rest.indexOf("/", slash + 1) === -1;
+}
+
+/**
+ * Handles one WebSocket message for `target`. Resolves `false` when the message is not a dorpc
+ * frame (so you can handle it), `true` otherwise; replies are sent on `ws`.
+ */
+export async function handleRpcMessage(
+  ws: WebSocket,
+  message: string | ArrayBuffer,
+  target: object,
+  options?: RpcServerOptions,
+): Promise<boolean> {
+  return dispatchFrame(message, target, resolveServerOptions(options), ws);
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    // 1005/1006 are reserved and cannot be sent; answer a close with a normal close then.
+    ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+  } catch {
+    // Already closed: the runtime may have answered the close frame itself.
+  }
+}
+
+/** A class with a static `rpcOptions`: how `RpcDurableObject` subclasses configure dorpc. */
+interface WithRpcOptions {
+  rpcOptions?: RpcServerOptions;
+}
+
+/**
+ * Base class for a Durable Object whose public methods and getters are callable over dorpc.
+ * Configure with a static field: `static rpcOptions = { exposeErrorStack: true }`.
+ *
+ * Override `fetch` / `webSocketMessage` only if you also call `super`'s (or the `handle*`
+ * functions), or RPC stops working.
+ */
+export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
+  override async fetch(request: Request): Promise<Response> {
+    const options = (this.constructor as WithRpcOptions).rpcOptions;
+    return (
+      (await handleRpcRequest(request, this, options)) ??
+      new Response(`No route for ${new URL(request.url).pathname} on this Durable Object.`, { status: 404 })
+    );
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const handled = await handleRpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions);
+    if (!handled) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    closeQuietly(ws, code, reason);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    closeQuietly(ws, 1011, "dorpc: socket error.");
+  }
+}
+
+stopAtPrototype(DurableObject.prototype);
+stopAtPrototype(RpcDurableObject.prototype);
+
+type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => object;
+
+/**
+ * Wraps an existing Durable Object class so that its public methods and getters are callable
+ * over dorpc. Its own `fetch` and `webSocketMessage`, if any, still get every request and
+ * message that is not dorpc's.
+ */
+export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServerOptions): C {
+  if (typeof Base !== "function") throw new RpcError("BAD_OPTION", "withRpc needs a Durable Object class.");
+  resolveServerOptions(options); // validate now, not on the first request
+  type Hooks = {
+    fetch?(request: Request): Response | Promise<Response>;
+    webSocketMessage?(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void>;
+    webSocketClose?(ws: WebSocket, code: number, reason: string, wasClean: boolean): void | Promise<void>;
+  };
+  const base = Base.prototype as Hooks;
+  // @ts-expect-error: a mixin over an abstract constructor type; the instance API is Base's.
+  class Rpc extends Base {
+    async fetch(request: Request): Promise<Response> {
+      const response = await handleRpcRequest(request, this, options);
+      if (response) return response;
+      if (base.fetch) return base.fetch.call(this, request);
+      return new Response(`No route for ${new URL(request.url).pathname} on this Durable Object.`, { status: 404 });
+    }
+
+    async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+      if (await handleRpcMessage(ws, message, this, options)) return;
+      if (base.webSocketMessage) await base.webSocketMessage.call(this, ws, message);
+      else closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+    }
+
+    async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<void> {
+      if (base.webSocketClose) await base.webSocketClose.call(this, ws, code, reason, wasClean);
+      else closeQuietly(ws, code, reason);
+    }
+  }
+  Object.defineProperty(Rpc, "name", { value: Base.name });
+  skipPrototype(Rpc.prototype);
+  return Rpc as unknown as C;
+}

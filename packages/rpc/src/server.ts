@@ -1,0 +1,29 @@
+/**
+ * `@dorpc/rpc/server`: the Durable Object side. Runs in workerd (imports `cloudflare:workers`).
+ *
+ * Everything not exported here is internal and may change without notice.
+ */
+
+/**
+ * Base class, mixin and building blocks for serving dorpc from a Durable Object over
+ * hibernatable WebSockets.
+ */
+export {
+  RpcDurableObject,
+  withRpc,
+  handleRpcRequest,
+  handleRpcMessage,
+  RPC_SOCKET_TAG,
+  type RpcAttachment,
+} from "./durable-object.js";
+
+/** Mark a class whose public methods may be called through a chain (`client.users.get("a")`). */
+export { RpcTarget } from "./rpc-target.js";
+
+/** Server options and the access policy's option type. */
+export type { RpcServerOptions } from "./dispatcher.js";
+export type { AccessOptions } from "./access.js";
+
+/** Shared with the client entry, re-exported for convenience on the server. */
+export { RpcError, type RpcErrorCode } from "./errors.js";
+export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
