@@ -53,12 +53,18 @@ export function compileOriginPolicy(value: unknown, optionName: string, allowAny
     if (typeof entry !== "string") {
       throw new RoutingError("BAD_OPTION", `${optionName}[${index}] must be a string, got ${describe(entry)}.`);
     }
+    // The URL parser accepts "*" in a host, so wildcards must be caught before it.
+    if (entry.includes("*")) {
+      throw new RoutingError(
+        "BAD_OPTION",
+        `${optionName}[${index}] ${JSON.stringify(entry)}: wildcards are not supported, pass a function instead.`,
+      );
+    }
     const canonical = canonicalOrigin(entry);
     if (canonical === undefined) {
       throw new RoutingError(
         "BAD_OPTION",
-        `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com"` +
-          (entry.includes("*") ? "; wildcards are not supported, pass a function instead." : "."),
+        `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com".`,
       );
     }
     if (canonical !== entry) {
