@@ -1,0 +1,20 @@
+/** The dorpc contender and the README's quick-start Durable Object. */
+import { RpcDurableObject } from "@dorpc/rpc/server";
+import { CounterImpl } from "./counter-impl.js";
+
+export class Counter extends RpcDurableObject<Env> {
+  static rpcOptions = { exposeErrorStack: true };
+  readonly #impl = new CounterImpl(this.ctx.storage);
+
+  increment(by = 1): number {
+    return this.#impl.increment(by);
+  }
+
+  getValue(): number {
+    return this.#impl.getValue();
+  }
+
+  echo<T>(value: T): T {
+    return this.#impl.echo(value);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * End to end: real `wrangler dev` running the root wrangler.toml (the demo Worker), driven from
+ * a Node client over a real WebSocket — the same path the bench uses. The test starts and stops
+ * wrangler itself.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRpcClient, RpcError } from "@dorpc/rpc";
+import type { Counter } from "../../bench/worker/counter.js";
+import { startWranglerDev, type WranglerDev } from "../support/wrangler-dev.js";
+
+let dev: WranglerDev;
+
+beforeAll(async () => {
+  dev = await startWranglerDev({ config: "wrangler.toml" });
+});
+
+afterAll(async () => {
+  await dev?.stop();
+});
+
+describe("wrangler dev, Node client", () => {
+  it("increments a counter through routeDORequest and reads it back", async () => {
+    const instance = `e2e-${Date.now()}`;
+    await using counter = createRpcClient<Counter>("COUNTER", instance, { baseUrl: dev.baseUrl });
+    expect(await counter.increment(2)).toBe(2);
+    expect(await counter.increment()).toBe(3);
+    expect(await counter.getValue()).toBe(3);
+    const [a, b, c] = await Promise.all([counter.increment(), counter.increment(), counter.getValue()]);
+    expect([a, b, c]).toEqual([4, 5, 5]);
+  });
+
+  it("keeps state per instance and reaches the kebab alias of the binding", async () => {
+    const instance = `e2e-kebab-${Date.now()}`;
+    await using upper = createRpcClient<Counter>("COUNTER", instance, { baseUrl: dev.baseUrl });
+    await using kebab = createRpcClient<Counter>("counter", instance, { baseUrl: dev.baseUrl });
+    await upper.increment(5);
+    expect(await kebab.getValue()).toBe(5);
+  });
+
+  it("round-trips rich values and bytes", async () => {
+    await using counter = createRpcClient<Counter>("COUNTER", "e2e-echo", { baseUrl: dev.baseUrl });
+    const cyclic: { self?: unknown; when: Date } = { when: new Date(1_700_000_000_000) };
+    cyclic.self = cyclic;
+    const value = {
+      map: new Map<unknown, unknown>([["a", 1n], [2, new Set([/x+/gi, NaN])]]),
+      numbers: [-0, Infinity, -Infinity],
+      bytes: new Uint8Array(256 * 1024).map((_, i) => i & 0xff),
+      cyclic,
+      missing: undefined,
+    };
+    const back = await counter.echo(value);
+    expect(back.map.get("a")).toBe(1n);
+    expect([...(back.map.get(2) as Set<unknown>)]).toEqual([/x+/gi, NaN]);
+    expect(Object.is(back.numbers[0], -0)).toBe(true);
+    expect(back.numbers.slice(1)).toEqual([Infinity, -Infinity]);
+    expect(back.bytes).toEqual(value.bytes);
+    expect(back.cyclic.self).toBe(back.cyclic);
+    expect(back.cyclic.when.getTime()).toBe(1_700_000_000_000);
+    expect("missing" in back).toBe(true);
+  });
+
+  it("rejects unreachable members with NOT_FOUND and calls after disposal with DISPOSED", async () => {
+    const counter = createRpcClient<Counter>("COUNTER", "e2e-policy", { baseUrl: dev.baseUrl });
+    const reach = counter as unknown as Record<string, () => Promise<unknown>>;
+    await expect(reach.fetch!()).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(reach.webSocketMessage!()).rejects.toMatchObject({ code: "NOT_FOUND" });
+    counter[Symbol.dispose]();
+    const error = await counter.getValue().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RpcError);
+    expect((error as RpcError).code).toBe("DISPOSED");
+  });
+
+  it("answers 404 naming an unknown binding", async () => {
+    const response = await fetch(`${dev.baseUrl}/__rpc/COUNTR/a`);
+    expect(response.status).toBe(404);
+    expect(await response.text()).toContain('"COUNTR"');
+  });
+});
