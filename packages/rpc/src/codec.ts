@@ -80,7 +80,7 @@ const VIEW_TYPES: Readonly<Record<string, { new (buffer: ArrayBuffer, byteOffset
   });
 
 /** Error constructors an error record may name. Anything else becomes `Error` with that name. */
-const ERROR_TYPES: Readonly<Record<string, ErrorConstructor>> = Object.assign(Object.create(null), {
+const ERROR_TYPES: Readonly<Record<string, new (message: string) => Error>> = Object.assign(Object.create(null), {
   Error,
   EvalError,
   RangeError,
@@ -88,7 +88,6 @@ const ERROR_TYPES: Readonly<Record<string, ErrorConstructor>> = Object.assign(Ob
   SyntaxError,
   TypeError,
   URIError,
-  AggregateError,
 });
 
 const REGEXP_FLAGS = /^[dgimsuvy]*$/;
@@ -757,8 +756,8 @@ class TableBuilder {
   }
 
   private buildError(index: number, p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] }): Error {
-    const Ctor = ERROR_TYPES[p.name] ?? Error;
-    const error: Error = Ctor === AggregateError ? new AggregateError([], p.message) : new Ctor(p.message);
+    const error: Error =
+      p.name === "AggregateError" ? new AggregateError([], p.message) : new (ERROR_TYPES[p.name] ?? Error)(p.message);
     this.as(index, error);
     if (error.name !== p.name) defineHidden(error, "name", p.name);
     if (p.stack !== undefined) defineHidden(error, "stack", p.stack);

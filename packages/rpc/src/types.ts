@@ -28,7 +28,9 @@ export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView 
  * `T` when values of type `T` can cross the wire, otherwise `never`. Functions, symbols and
  * RpcTarget instances (which are reachable through chains but not sendable) are refused.
  */
-export type Sendable<T> = T extends Primitive
+export type Sendable<T> = unknown extends T
+  ? T // `unknown` / `any` (e.g. a generic parameter): checked at run time instead
+  : T extends Primitive
   ? T
   : T extends symbol | ((...args: never[]) => unknown)
     ? never
