@@ -8,7 +8,14 @@
  */
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
-import { ClientSession, type CallOptions, type ChainNode } from "./session.js";
+import {
+  ClientSession,
+  type CallOptions,
+  type ChainNode,
+  type ConnectionState,
+  type HeartbeatOptions,
+  type ReconnectOptions,
+} from "./session.js";
 import type { TransportFactory } from "./transport.js";
 import type { RpcClient } from "./types.js";
 import { webSocketTransport, type WebSocketConstructor } from "./websocket-transport.js";
@@ -32,6 +39,47 @@ export interface RpcClientOptions {
   limits?: Partial<RpcLimits>;
   /** Replace the WebSocket transport (tests, custom channels). `baseUrl` is then not needed. */
   transport?: TransportFactory;
+  /**
+   * Re-open a connection that closed unexpectedly, with capped, jittered exponential backoff;
+   * `false` disables. Calls made meanwhile wait (bounded by `limits.maxPendingCalls`) and go out
+   * once the connection is open again. Calls already sent are rejected with `DISCONNECTED`
+   * unless made with `{ idempotent: true }` (see `withCallOptions`).
+   */
+  reconnect?: ReconnectOptions | false;
+  /**
+   * Dead-peer detection: ping after `interval` ms without traffic, close and reconnect when no
+   * answer comes within `timeout` ms. Answered by the runtime, so it never wakes a hibernating
+   * Durable Object. `false` disables. Default `{ interval: 30_000, timeout: 10_000 }`.
+   */
+  heartbeat?: HeartbeatOptions | false;
+  /** Keep calls queued while the socket has more than this many bytes unsent. Default 16 MiB. */
+  highWaterMark?: number;
+}
+
+const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
+  initialDelay: 250,
+  maxDelay: 10_000,
+  factor: 2,
+  jitter: 0.5,
+  resetAfter: 5_000,
+};
+const HEARTBEAT_DEFAULTS: Required<HeartbeatOptions> = { interval: 30_000, timeout: 10_000 };
+
+/** Merges `given` over `defaults`, rejecting unknown keys and values outside [min, max]. */
+function numericOptions<T extends object>(name: string, given: Partial<T> | undefined, defaults: Required<T>, ranges: Record<keyof T, [number, number]>): Required<T> {
+  if (given === undefined) return defaults;
+  if (typeof given !== "object" || given === null) throw new RpcError("BAD_OPTION", `${name} must be an object or false.`);
+  const out = { ...defaults } as Record<string, number>;
+  for (const [key, value] of Object.entries(given)) {
+    const range = (ranges as Record<string, [number, number]>)[key];
+    if (!range) throw new RpcError("BAD_OPTION", `Unknown option ${name}.${key}; known: ${Object.keys(ranges).join(", ")}.`);
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !(value >= range[0] && value <= range[1])) {
+      throw new RpcError("BAD_OPTION", `${name}.${key} must be a number from ${range[0]} to ${range[1]}, got ${String(value)}.`);
+    }
+    out[key] = value;
+  }
+  return out as Required<T>;
 }
 
 const DEFAULT_PREFIX = "/__rpc";
@@ -72,7 +120,28 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     }
     transport = webSocketTransport(url, WebSocketImpl);
   }
-  const session = new ClientSession({ transport, timeout, limits, label });
+  const reconnect =
+    options.reconnect === false
+      ? false
+      : numericOptions<ReconnectOptions>("reconnect", options.reconnect, RECONNECT_DEFAULTS, {
+          initialDelay: [0, 3_600_000],
+          maxDelay: [0, 3_600_000],
+          factor: [1, 100],
+          jitter: [0, 1],
+          resetAfter: [0, 3_600_000],
+        });
+  const heartbeat =
+    options.heartbeat === false
+      ? false
+      : numericOptions<HeartbeatOptions>("heartbeat", options.heartbeat, HEARTBEAT_DEFAULTS, {
+          interval: [10, 3_600_000],
+          timeout: [10, 3_600_000],
+        });
+  const highWaterMark = options.highWaterMark ?? 16 * 1024 * 1024;
+  if (typeof highWaterMark !== "number" || !(highWaterMark > 0)) {
+    throw new RpcError("BAD_OPTION", `highWaterMark must be a positive number of bytes, got ${String(highWaterMark)}.`);
+  }
+  const session = new ClientSession({ transport, timeout, limits, label, reconnect, heartbeat, highWaterMark });
   return rootProxy(session) as RpcClient<T>;
 }
 
@@ -99,11 +168,42 @@ export function connectUrl(binding: string, instance: string, options: RpcClient
   return `${scheme}//${url.host}${path}${query}`;
 }
 
-/** The session behind a client (connection state, pending calls). Internal API for now. */
+/** The session behind a client. Internal: tests use it; users use {@link rpcConnection}. */
 export function getRpcSession(client: object): ClientSession {
   const session = (client as { [SESSION]?: ClientSession })[SESSION];
   if (!session) throw new RpcError("BAD_OPTION", "Not a dorpc client.");
   return session;
+}
+
+/** The connection of a client, as {@link rpcConnection} shows it. */
+export interface RpcConnection {
+  /** `idle` (not connected yet), `connecting`, `open`, `reconnecting` or `disposed`. */
+  readonly state: ConnectionState;
+  /** Calls queued or waiting for a reply. */
+  readonly pendingCalls: number;
+  /** Calls `listener` on every state change; returns the function that unsubscribes. */
+  onStateChange(listener: (state: ConnectionState) => void): () => void;
+  /** Resolves once the connection is open (connecting first if idle); rejects if disposed. */
+  waitForOpen(): Promise<void>;
+}
+
+/**
+ * The connection behind `client`: its state, a state-change subscription and a way to wait
+ * until it is open. Member names of the client itself all belong to the Durable Object, so
+ * connection control lives here instead.
+ */
+export function rpcConnection(client: object): RpcConnection {
+  const session = getRpcSession(client);
+  return {
+    get state() {
+      return session.state;
+    },
+    get pendingCalls() {
+      return session.pendingCount;
+    },
+    onStateChange: (listener) => session.onStateChange(listener),
+    waitForOpen: () => session.waitForOpen(),
+  };
 }
 
 /**

@@ -322,9 +322,14 @@ class RecordWriter {
       case "ArrayBuffer":
         return this.addBuffer(value as ArrayBuffer);
       case "Boolean":
-      case "Number":
       case "String":
         return this.push([tag as never, (value as { valueOf(): unknown }).valueOf()], value);
+      case "Number": {
+        // JSON has no NaN, ±Infinity or -0: those go as strings (`new Number("-0")` agrees).
+        const n = (value as Number).valueOf();
+        const payload = n !== n || n === Infinity || n === -Infinity ? String(n) : n === 0 && 1 / n < 0 ? NEG_ZERO : n;
+        return this.push([tag as never, payload], value);
+      }
       case "BigInt":
         return this.push([tag as never, (value as unknown as bigint).valueOf().toString()], value);
       case "Array":
@@ -392,9 +397,11 @@ class RecordWriter {
 
   private addView(view: ArrayBufferView, tag: string): number {
     if (!(tag in VIEW_TYPES)) throw new RpcError("ENCODE", `Cannot send a ${tag}.`);
-    const buffer = this.addBuffer(view.buffer);
-    const length = tag === "DataView" ? view.byteLength : (view as Uint8Array).length;
-    return this.push([Ext.VIEW, [tag, buffer, view.byteOffset, length]], view);
+    // Push the view before its buffer: the first value added must get index 0 (the root).
+    const payload: [string, number, number, number] = [tag, -1, view.byteOffset, tag === "DataView" ? view.byteLength : (view as Uint8Array).length];
+    const index = this.push([Ext.VIEW, payload], view);
+    payload[1] = this.addBuffer(view.buffer);
+    return index;
   }
 
   private addError(error: Error, depth: number): number {
@@ -414,7 +421,8 @@ class RecordWriter {
       if (typeof v === "function" || typeof v === "symbol") continue;
       props.push([this.add(key, depth), this.add(v, depth)]);
     }
-    if (error instanceof AggregateError && Array.isArray(error.errors) && !hasOwn(error, "errors")) {
+    // AggregateError#errors is an own but non-enumerable property: carry it explicitly.
+    if (error instanceof AggregateError && Array.isArray(error.errors) && !Object.prototype.propertyIsEnumerable.call(error, "errors")) {
       props.push([this.add("errors", depth), this.add(error.errors, depth)]);
     }
     if (props.length) payload.props = props;
@@ -554,8 +562,12 @@ function validateRecord(table: unknown[], type: unknown, p: unknown, arity: numb
         throw new RpcError("LIMIT", `BigInt has more than limits.maxBigIntDigits (${limits.maxBigIntDigits}) digits.`);
       }
       return;
-    case "Boolean":
     case "Number":
+      if (typeof p !== "number" && p !== "NaN" && p !== "Infinity" && p !== "-Infinity" && p !== NEG_ZERO) {
+        throw bad(`Record ${i} is a boxed Number of the wrong type.`);
+      }
+      return;
+    case "Boolean":
     case "String":
       if (typeof p !== (type as string).toLowerCase()) throw bad(`Record ${i} is a boxed ${type as string} of the wrong type.`);
       return;
@@ -728,8 +740,9 @@ class TableBuilder {
         return this.buildError(index, p as { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] });
       case "BigInt" as never:
         return this.as(index, Object(BigInt(p as string)));
-      case "Boolean" as never:
       case "Number" as never:
+        return this.as(index, Object(Number(p)));
+      case "Boolean" as never:
       case "String" as never:
         return this.as(index, Object(p));
       case Ext.ARRAY_BUFFER: {

@@ -18,7 +18,7 @@
  */
 import { AccessPolicy, findMember, isPlainData, notFound, readDataProperty, type AccessOptions, type Member } from "./access.js";
 import { decodeContext, isJsonSafe, readValue, toRecords, type DecodeContext } from "./codec.js";
-import { CloseCode, FrameKind, ReplyStatus } from "./envelopes.js";
+import { CloseCode, FrameKind, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
@@ -147,6 +147,12 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
   }
   if (!frame) return false;
   const body = frame.body;
+  if (frame.kind === FrameKind.Ping) {
+    // Normally answered by the runtime's auto-response without waking the object; this covers
+    // sockets accepted without it.
+    channel.send(HEARTBEAT_PONG);
+    return true;
+  }
   if (frame.kind !== FrameKind.Calls) {
     channel.close(CloseCode.PolicyViolation, "dorpc: a server accepts only call frames.");
     return true;

@@ -11,6 +11,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
 import { dispatchFrame, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
 /** Tag given to every socket dorpc accepts (`ctx.getWebSockets(RPC_SOCKET_TAG)` lists them). */
@@ -65,6 +66,13 @@ export async function handleRpcRequest(
   const pair = new WebSocketPair();
   const server = pair[1];
   ctx.acceptWebSocket(server, [RPC_SOCKET_TAG]);
+  // Heartbeats are answered by the runtime: a client can detect a dead peer without ever
+  // waking this object from hibernation.
+  // An object can have only one auto-response pair: if the application set its own, keep it
+  // (heartbeats then reach webSocketMessage, which answers them too).
+  if (!ctx.getWebSocketAutoResponse()) {
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(HEARTBEAT_PING, HEARTBEAT_PONG));
+  }
   const attachment: RpcAttachment = { v: 1, connectedAt: Date.now() };
   server.serializeAttachment(attachment);
   return new Response(null, { status: 101, webSocket: pair[0] });

@@ -28,7 +28,19 @@ export const FrameKind = {
   Calls: 0x43,
   /** Server → client: a batch of replies. "R" */
   Replies: 0x52,
+  /** Client → server heartbeat, answered by the platform without waking the object. "P" */
+  Ping: 0x50,
+  /** Server → client heartbeat answer. "Q" */
+  Pong: 0x51,
 } as const;
+
+/**
+ * Heartbeat frames: exactly these strings. The server registers them as the Durable Object's
+ * WebSocket auto-response (`ctx.setWebSocketAutoResponse`), so a ping is answered by the
+ * runtime and never wakes a hibernating object.
+ */
+export const HEARTBEAT_PING = "\u001eP";
+export const HEARTBEAT_PONG = "\u001eQ";
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
 /**
@@ -110,4 +122,6 @@ export const CloseCode = {
   /** The peer sent a frame larger than `limits.maxMessageBytes`. */
   MessageTooBig: 1009,
   InternalError: 1011,
+  /** Sent by a client that got no answer to its heartbeat (application range 4000–4999). */
+  HeartbeatTimeout: 4000,
 } as const;

@@ -60,7 +60,8 @@ export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | und
   if (typeof data === "string") {
     if (data.charCodeAt(0) !== FRAME_MARK) return undefined;
     if (data.length > limits.maxMessageBytes) throw tooBig(data.length, limits);
-    return { kind: data.charCodeAt(1), body: parseJson(data.slice(2)), blobs: [] };
+    // A bare mark + kind (heartbeats) has no body.
+    return { kind: data.charCodeAt(1), body: data.length === 2 ? null : parseJson(data.slice(2)), blobs: [] };
   }
   const bytes = ArrayBuffer.isView(data)
     ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)

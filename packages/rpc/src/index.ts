@@ -12,6 +12,9 @@
  */
 export { createRpcClient, withCallOptions, type RpcClientOptions } from "./client.js";
 
+/** Connection state, state changes and waiting for "open", for one client. */
+export { rpcConnection, type RpcConnection } from "./client.js";
+
 /** The library's own failures, told apart by `code`. */
 export { RpcError, RPC_ERROR_CODES, type RpcErrorCode } from "./errors.js";
 
@@ -24,7 +27,7 @@ export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
 /** The transport interface, for custom channels (and its WebSocket implementation's types). */
 export type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 export type { WebSocketConstructor, WebSocketLike } from "./websocket-transport.js";
-export type { CallOptions } from "./session.js";
+export type { CallOptions, ConnectionState, ReconnectOptions, HeartbeatOptions } from "./session.js";
 
 /** Client types: what `createRpcClient<T>` exposes. */
 export type { RpcClient, RpcPromise, Remote, Sendable, ReservedMember } from "./types.js";

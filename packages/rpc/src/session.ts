@@ -1,21 +1,28 @@
 /**
- * The client side of one logical connection: ids, pending calls, batching, timeouts, replies.
- * It speaks to the network only through an `RpcTransport` (transport.ts).
+ * The client side of one logical connection: ids, pending calls, batching, timeouts, replies,
+ * reconnection and heartbeats. It speaks to the network only through an `RpcTransport`
+ * (transport.ts).
  *
  * Invariants:
  *  - Every call settles exactly once: by its reply, its timeout, its abort signal, the
  *    connection closing (`DISCONNECTED`) or disposal (`DISPOSED`), whichever comes first. A reply
  *    that arrives after that is ignored.
- *  - Calls queued in the same microtask leave in one frame, in the order they were made.
+ *  - A call is either *queued* (not yet handed to a transport) or *sent*. Queued calls wait for
+ *    an open connection, in order, and are sent exactly once. Sent calls that lose their
+ *    connection are rejected with `DISCONNECTED` and never replayed — the Durable Object may
+ *    already have run them — unless the caller marked them `idempotent`, in which case they are
+ *    queued again (at most `retries` times).
+ *  - Calls queued in the same microtask leave in one frame, in the order they were made. A frame
+ *    carries at most one call with binary blobs (blob indexes are per call), so a call's encoded
+ *    form never has to be rewritten.
  *  - Arguments are encoded when the call is queued (when the chain is awaited), so later
  *    mutation of an argument does not change what is sent.
- *  - A connection that closes is not reused; the next call opens a new one. Calls already sent
- *    are rejected, never replayed: the Durable Object may already have run them.
+ *  - `queued + sent ≤ limits.maxPendingCalls`: memory stays bounded however fast calls are made.
  *
  * Internal module.
  */
 import { decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
-import { FrameKind, ReplyStatus, type ChainStep } from "./envelopes.js";
+import { CloseCode, FrameKind, HEARTBEAT_PING, ReplyStatus, type ChainStep } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -30,6 +37,31 @@ export interface ChainNode {
   readonly args: readonly unknown[] | undefined;
 }
 
+/** Reconnection after an unexpected close: capped, jittered exponential backoff. */
+export interface ReconnectOptions {
+  /** First delay in ms. Default 250. */
+  initialDelay?: number;
+  /** Largest delay in ms. Default 10,000. */
+  maxDelay?: number;
+  /** Growth per failed attempt. Default 2. */
+  factor?: number;
+  /** Random share of each delay, 0–1 (0.5: delay × [0.5, 1]). Default 0.5. */
+  jitter?: number;
+  /** A connection open this long (ms) resets the backoff. Default 5,000. */
+  resetAfter?: number;
+}
+
+/** Dead-peer detection that never wakes a hibernating Durable Object. */
+export interface HeartbeatOptions {
+  /** Ping after this many ms without traffic. Default 30,000. */
+  interval?: number;
+  /** Declare the connection dead when no answer arrives within this many ms. Default 10,000. */
+  timeout?: number;
+}
+
+/** Connection states, observable through `rpcConnection(client)`. */
+export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "disposed";
+
 export interface SessionOptions {
   transport: TransportFactory;
   /** Default per-call timeout in ms; 0 disables. */
@@ -37,74 +69,172 @@ export interface SessionOptions {
   limits: Readonly<RpcLimits>;
   /** Describes the endpoint in error messages. */
   label: string;
+  reconnect: Required<ReconnectOptions> | false;
+  heartbeat: Required<HeartbeatOptions> | false;
+  /** Hold flushing while the transport has more than this many bytes buffered. */
+  highWaterMark: number;
 }
 
+/** Per-call options; see `withCallOptions`. */
 export interface CallOptions {
+  /** Timeout in ms for this call; 0 disables. */
   timeout?: number;
+  /** Abort the call: it rejects with the signal's reason and its reply is ignored. */
   signal?: AbortSignal;
+  /**
+   * The call may safely run twice: if its connection drops before the reply, send it again on
+   * the next connection instead of rejecting with `DISCONNECTED`.
+   */
+  idempotent?: boolean;
+  /** How many times an idempotent call may be re-sent. Default 3. */
+  retries?: number;
 }
 
 interface Pending {
+  readonly id: number;
+  /** The call envelope, `[id, chain]`, as JSON. */
+  readonly json: string;
+  /** Blobs its records refer to (indexes start at 0 for each call). */
+  readonly blobs: Uint8Array[];
   resolve(value: unknown): void;
   reject(reason: unknown): void;
   timer: ReturnType<typeof setTimeout> | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** Re-sends left for an idempotent call; 0 otherwise. */
+  retries: number;
+  sent: boolean;
 }
 
-type State = "idle" | "connecting" | "open" | "disposed";
+const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
+  if (timer !== undefined) clearTimeout(timer);
+};
+
+const unref = (timer: ReturnType<typeof setTimeout>) => {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+};
 
 export class ClientSession implements TransportHandler {
-  private state: State = "idle";
+  private _state: ConnectionState = "idle";
   private transport: RpcTransport | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  /** Envelopes (JSON text) waiting for the next flush. */
-  private parts: string[] = [];
-  private blobs: Uint8Array[] = [];
+  /** Calls not yet handed to a transport, in order. */
+  private queue: Pending[] = [];
   private flushScheduled = false;
   private readonly flushBound = () => this.flush();
+  private readonly listeners = new Set<(state: ConnectionState) => void>();
+  private attempt = 0;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private stableTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastTraffic = 0;
+  private pingOutstanding = false;
+  /** Why the last connection ended, for `DISCONNECTED` messages. */
+  private lastClose: { code: number; reason: string } | undefined;
+  /** Set once a connection has opened: from then on a lost connection is re-established. */
+  private everOpened = false;
 
   constructor(private readonly options: SessionOptions) {}
 
-  get disposed(): boolean {
-    return this.state === "disposed";
+  get state(): ConnectionState {
+    return this._state;
   }
 
-  /** Number of calls waiting for a reply. */
+  get disposed(): boolean {
+    return this._state === "disposed";
+  }
+
+  /** Calls queued or waiting for a reply. */
   get pendingCount(): number {
     return this.pending.size;
   }
 
+  /** Subscribes to state changes; returns the unsubscribe function. */
+  onStateChange(listener: (state: ConnectionState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves when the connection is open (connecting if idle); rejects if disposed first. */
+  waitForOpen(): Promise<void> {
+    if (this._state === "open") return Promise.resolve();
+    if (this._state === "disposed") return Promise.reject(this.disposedError());
+    if (this._state === "idle") this.connect();
+    return new Promise((resolve, reject) => {
+      const off = this.onStateChange((state) => {
+        if (state === "open") {
+          off();
+          resolve();
+        } else if (state === "disposed") {
+          off();
+          reject(this.disposedError());
+        }
+      });
+    });
+  }
+
+  private setState(state: ConnectionState): void {
+    if (this._state === state) return;
+    this._state = state;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state);
+      } catch {
+        // A listener's failure is its own; the session goes on.
+      }
+    }
+  }
+
+  private disposedError(): RpcError {
+    return new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`);
+  }
+
   /** Sends the chain ending at `node`; settles through `resolve`/`reject` exactly once. */
   call(node: ChainNode, resolve: (value: unknown) => void, reject: (reason: unknown) => void, callOptions?: CallOptions): void {
-    if (this.state === "disposed") {
-      reject(new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`));
+    if (this._state === "disposed") {
+      reject(this.disposedError());
       return;
     }
     const signal = callOptions?.signal;
     if (signal?.aborted) {
-      reject(signal.reason ?? new RpcError("TIMEOUT", "The call was aborted before it was sent."));
+      reject(signal.reason);
       return;
     }
     const { limits } = this.options;
     if (this.pending.size >= limits.maxPendingCalls) {
-      reject(new RpcError("LIMIT", `${this.pending.size} calls already wait for a reply on ${this.options.label} (limits.maxPendingCalls).`));
+      reject(
+        new RpcError(
+          "LIMIT",
+          `${this.pending.size} calls are already queued or waiting for a reply on ${this.options.label} (limits.maxPendingCalls).`,
+        ),
+      );
       return;
     }
 
     const id = this.nextId++;
-    const blobMark = this.blobs.length;
+    const blobs: Uint8Array[] = [];
     let json: string;
     try {
-      json = JSON.stringify([id, this.encodeChain(node)]);
+      json = JSON.stringify([id, this.encodeChain(node, blobs)]);
     } catch (error) {
-      this.blobs.length = blobMark;
       reject(error instanceof RpcError ? error : new RpcError("ENCODE", `Cannot encode the call: ${String(error)}`, { cause: error }));
       return;
     }
 
-    const entry: Pending = { resolve, reject, timer: undefined, signal, onAbort: undefined };
+    const entry: Pending = {
+      id,
+      json,
+      blobs,
+      resolve,
+      reject,
+      timer: undefined,
+      signal,
+      onAbort: undefined,
+      retries: callOptions?.idempotent ? (callOptions.retries ?? 3) : 0,
+      sent: false,
+    };
     const timeout = callOptions?.timeout ?? this.options.timeout;
     if (timeout > 0) {
       entry.timer = setTimeout(() => {
@@ -116,15 +246,19 @@ export class ClientSession implements TransportHandler {
       signal.addEventListener("abort", entry.onAbort, { once: true });
     }
     this.pending.set(id, entry);
-    this.parts.push(json);
+    this.enqueue(entry);
+    if (this._state === "idle") this.connect();
+  }
+
+  private enqueue(entry: Pending): void {
+    this.queue.push(entry);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       queueMicrotask(this.flushBound);
     }
-    if (this.state === "idle") this.connect();
   }
 
-  private encodeChain(node: ChainNode): ChainStep[] {
+  private encodeChain(node: ChainNode, blobs: Uint8Array[]): ChainStep[] {
     let length = 0;
     for (let n: ChainNode | undefined = node; n; n = n.parent) length++;
     if (length > this.options.limits.maxChainLength) {
@@ -135,36 +269,67 @@ export class ClientSession implements TransportHandler {
       const args = n.args;
       if (args === undefined) steps[--length] = n.key!;
       else if (isJsonSafe(args)) steps[--length] = [0, ...args];
-      else steps[--length] = [1, toRecords(args, { blobs: this.blobs, stack: true })];
+      else steps[--length] = [1, toRecords(args, { blobs, stack: true })];
     }
     return steps;
   }
 
   private connect(): void {
-    this.state = "connecting";
+    if (this._state === "disposed") return;
+    this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     const transport = this.options.transport(this);
     this.transport = transport;
     transport.open().then(
       () => {
-        if (this.transport !== transport || this.state !== "connecting") return;
-        this.state = "open";
+        if (this.transport !== transport || this._state === "disposed") return;
+        this.lastTraffic = Date.now();
+        this.everOpened = true;
+        this.setState("open");
+        this.armStable();
+        this.armHeartbeat();
         this.flush();
       },
       () => {
-        // onClose has run (transport contract) and rejected everything queued.
+        // The transport reported the failure through onClose (its contract).
       },
     );
   }
 
+  /** Sends every queued call that is still pending, in order. */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.state !== "open" || this.parts.length === 0) return;
-    const parts = this.parts;
-    const blobs = this.blobs;
-    this.parts = [];
-    this.blobs = [];
-    const body = parts.length === 1 ? `[${parts[0]}]` : `[${parts.join(",")}]`;
-    this.transport!.send(writeFrame(FrameKind.Calls, body, blobs));
+    if (this._state !== "open" || this.queue.length === 0) return;
+    const transport = this.transport!;
+    if ((transport.bufferedAmount ?? 0) > this.options.highWaterMark) {
+      // Backpressure: keep calls queued (bounded by maxPendingCalls) until the socket drains.
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setTimeout(this.flushBound, 5);
+      }
+      return;
+    }
+    const queue = this.queue;
+    this.queue = [];
+    let parts: string[] = [];
+    let blobs: Uint8Array[] = [];
+    const send = () => {
+      if (parts.length === 0) return;
+      const body = parts.length === 1 ? `[${parts[0]}]` : `[${parts.join(",")}]`;
+      transport.send(writeFrame(FrameKind.Calls, body, blobs));
+      this.lastTraffic = Date.now();
+      parts = [];
+      blobs = [];
+    };
+    for (const entry of queue) {
+      if (this.pending.get(entry.id) !== entry) continue; // settled while queued
+      if (entry.blobs.length > 0) {
+        if (blobs.length > 0) send();
+        blobs = entry.blobs;
+      }
+      entry.sent = true;
+      parts.push(entry.json);
+    }
+    send();
   }
 
   /** Removes and returns the pending entry for `id`, clearing its timer and abort listener. */
@@ -178,13 +343,17 @@ export class ClientSession implements TransportHandler {
   }
 
   onMessage(data: IncomingData): void {
+    this.lastTraffic = Date.now();
+    this.pingOutstanding = false;
     let frame;
     try {
       frame = readFrame(data, this.options.limits);
+      if (frame && frame.kind === FrameKind.Pong) return;
       if (frame && frame.kind !== FrameKind.Replies) throw new RpcError("PROTOCOL", "Server sent a frame that is not a reply frame.");
       if (frame && !Array.isArray(frame.body)) throw new RpcError("PROTOCOL", "Reply frame body is not an array.");
     } catch (error) {
-      this.fail(error as RpcError);
+      // The server sent something unreadable: this connection cannot be trusted any more.
+      this.transport?.close(CloseCode.PolicyViolation, (error as Error).message.slice(0, 120));
       return;
     }
     if (!frame) return; // not a dorpc frame: the Durable Object's own traffic
@@ -219,32 +388,136 @@ export class ClientSession implements TransportHandler {
     }
   }
 
-  /** The server sent something unreadable: the connection cannot be trusted any more. */
-  private fail(error: RpcError): void {
-    this.transport?.close(1008, error.message.slice(0, 120));
+  onClose(code: number, reason: string): void {
+    this.transport = undefined;
+    this.lastClose = { code, reason };
+    this.clearTimers();
+    if (this._state === "disposed") return;
+    const error = new RpcError("DISCONNECTED", disconnectMessage(this.options.label, code, reason));
+    // Sent calls: reject (or re-queue if idempotent). Queued calls stay queued for the next connection.
+    const requeue: Pending[] = [];
+    for (const entry of [...this.pending.values()]) {
+      if (!entry.sent) continue;
+      if (entry.retries > 0) {
+        entry.retries--;
+        entry.sent = false;
+        requeue.push(entry);
+      } else {
+        this.settle(entry.id)!.reject(error);
+      }
+    }
+    this.queue = [...requeue, ...this.queue];
+    if (this.options.reconnect === false || !this.everOpened) {
+      // Nothing to resume (the first connection never opened, or reconnection is off): queued
+      // calls fail now rather than wait for their timeouts; the next call connects again.
+      for (const entry of this.queue) this.settle(entry.id)?.reject(error);
+      this.queue = [];
+      this.attempt = 0;
+      this.setState("idle");
+      return;
+    }
+    this.attempt++;
+    this.scheduleReconnect();
   }
 
-  onClose(code: number, reason: string): void {
-    if (this.state !== "disposed") this.state = "idle";
-    this.transport = undefined;
-    this.parts = [];
-    this.blobs = [];
-    const error = new RpcError(
-      "DISCONNECTED",
-      `Connection to ${this.options.label} closed (code ${code}${reason ? `: ${reason}` : ""}) before the reply arrived.`,
+  private scheduleReconnect(): void {
+    const r = this.options.reconnect as Required<ReconnectOptions>;
+    const base = Math.min(r.maxDelay, r.initialDelay * r.factor ** Math.max(0, this.attempt - 1));
+    const delay = base * (1 - r.jitter * Math.random());
+    this.setState("reconnecting");
+    this.reconnectTimer = unref(
+      setTimeout(() => {
+        this.reconnectTimer = undefined;
+        if (this._state === "reconnecting") this.connect();
+      }, delay),
     );
-    for (const id of [...this.pending.keys()]) this.settle(id)!.reject(error);
+    if (this.pending.size > 0) {
+      // Keep the process alive while calls wait for the connection.
+      (this.reconnectTimer as { ref?: () => void }).ref?.();
+    }
+  }
+
+  /** A connection that stays open for `resetAfter` ms resets the backoff. */
+  private armStable(): void {
+    if (this.options.reconnect === false) {
+      this.attempt = 0;
+      return;
+    }
+    clear(this.stableTimer);
+    this.stableTimer = unref(setTimeout(() => (this.attempt = 0), this.options.reconnect.resetAfter));
+  }
+
+  private armHeartbeat(): void {
+    const hb = this.options.heartbeat;
+    if (hb === false) return;
+    clear(this.heartbeatTimer);
+    const tick = () => {
+      if (this._state !== "open" || !this.transport) return;
+      const idle = Date.now() - this.lastTraffic;
+      if (this.pingOutstanding) {
+        if (idle >= hb.timeout) {
+          this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
+          return;
+        }
+        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - idle));
+        return;
+      }
+      if (idle >= hb.interval) {
+        this.pingOutstanding = true;
+        this.lastTraffic = Date.now();
+        this.transport.send(HEARTBEAT_PING);
+        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout));
+        return;
+      }
+      this.heartbeatTimer = unref(setTimeout(tick, hb.interval - idle));
+    };
+    this.heartbeatTimer = unref(setTimeout(tick, hb.interval));
+  }
+
+  private clearTimers(): void {
+    clear(this.heartbeatTimer);
+    clear(this.stableTimer);
+    this.heartbeatTimer = undefined;
+    this.stableTimer = undefined;
+    this.pingOutstanding = false;
   }
 
   /** Closes the connection and rejects every waiting call with `DISPOSED`. Idempotent. */
   dispose(): void {
-    if (this.state === "disposed") return;
-    this.state = "disposed";
+    if (this._state === "disposed") return;
+    clear(this.reconnectTimer);
+    this.clearTimers();
+    this.setState("disposed");
     const error = new RpcError("DISPOSED", `The client for ${this.options.label} was disposed while the call was waiting.`);
     for (const id of [...this.pending.keys()]) this.settle(id)!.reject(error);
-    this.parts = [];
-    this.blobs = [];
-    this.transport?.close(1000, "client disposed");
+    this.queue = [];
+    const transport = this.transport;
     this.transport = undefined;
+    transport?.close(CloseCode.Normal, "client disposed");
+    this.listeners.clear();
+  }
+
+  /** Why the last connection closed, if one has. */
+  get lastCloseInfo(): { code: number; reason: string } | undefined {
+    return this.lastClose;
+  }
+}
+
+/** Close codes by meaning, for the message of `DISCONNECTED` errors. */
+function disconnectMessage(label: string, code: number, reason: string): string {
+  const why = reason ? `: ${reason}` : "";
+  switch (code) {
+    case CloseCode.Normal:
+      return `The connection to ${label} was closed normally (1000${why}) before the reply arrived.`;
+    case CloseCode.GoingAway:
+      return `The Durable Object behind ${label} went away (1001${why}), e.g. it was reset or redeployed, before the reply arrived.`;
+    case CloseCode.PolicyViolation:
+      return `${label} closed the connection because it refused a frame (1008${why}).`;
+    case CloseCode.MessageTooBig:
+      return `${label} closed the connection because a frame was too big (1009${why}); raise limits.maxMessageBytes on the server or send less.`;
+    case CloseCode.HeartbeatTimeout:
+      return `The connection to ${label} stopped answering heartbeats and was closed before the reply arrived.`;
+    default:
+      return `The connection to ${label} closed (code ${code}${why}) before the reply arrived.`;
   }
 }
