@@ -30,12 +30,18 @@ export interface AccessOptions {
    * (`["users", "get"]` for `client.users.get(…)`). Applied on top of the built-in rules.
    */
   allow?: readonly string[] | ((path: readonly string[]) => boolean);
+  /**
+   * **Dangerous.** Every caller is fully trusted: chains may read `ctx`, `env`, `_`-prefixed
+   * and instance members and step into any object (`client.ctx.storage.deleteAll()` works).
+   * `constructor`, `__proto__`, `prototype` and `Object.prototype` / `Function.prototype`
+   * names stay unreachable, and lifecycle methods stay uncallable. For test harnesses and
+   * admin tools behind their own authentication only.
+   */
+  unsafeTrustedCaller?: boolean;
 }
 
-/** Names no chain may use at any step, whatever the options. */
-const NEVER = new Set<string>([
-  "ctx",
-  "env",
+/** Names no chain may use at any step, whatever the options (also `unsafeTrustedCaller`). */
+const ALWAYS_NEVER = new Set<string>([
   "constructor",
   "__proto__",
   "prototype",
@@ -48,6 +54,9 @@ const NEVER = new Set<string>([
   ...Object.getOwnPropertyNames(Object.prototype),
   ...Object.getOwnPropertyNames(Function.prototype),
 ]);
+
+/** Names no chain may use by default. */
+const NEVER = new Set<string>([...ALWAYS_NEVER, "ctx", "env"]);
 
 /** True when `name` may appear in a chain at all (rule 1, without the user's option). */
 export function isNameAllowed(name: string): boolean {
@@ -109,8 +118,19 @@ export function findMember(target: object, name: string): Member | undefined {
 export class AccessPolicy {
   private readonly allowSet: ReadonlySet<string> | undefined;
   private readonly allowFn: ((path: readonly string[]) => boolean) | undefined;
+  /** `unsafeTrustedCaller`: rules 2 and 3 are lifted, `ALWAYS_NEVER` stays. */
+  readonly trusted: boolean;
 
   constructor(options: AccessOptions | undefined, readonly limits: Readonly<RpcLimits>) {
+    if (options !== undefined && (typeof options !== "object" || options === null)) {
+      throw new RpcError("BAD_OPTION", "access must be an object.");
+    }
+    for (const key of Object.keys(options ?? {})) {
+      if (key !== "allow" && key !== "unsafeTrustedCaller") {
+        throw new RpcError("BAD_OPTION", `Unknown access option "${key}"; known: allow, unsafeTrustedCaller.`);
+      }
+    }
+    this.trusted = options?.unsafeTrustedCaller === true;
     const allow = options?.allow;
     if (allow === undefined) return;
     if (typeof allow === "function") this.allowFn = allow;
@@ -124,10 +144,20 @@ export class AccessPolicy {
    */
   checkStatic(names: readonly string[], label: string): void {
     for (const name of names) {
-      if (!isNameAllowed(name)) throw notFound(name, label);
+      if (this.trusted ? name.length === 0 || ALWAYS_NEVER.has(name) : !isNameAllowed(name)) throw notFound(name, label);
     }
     if (this.allowSet && !this.allowSet.has(names[0]!)) throw notFound(names[0]!, label);
     if (this.allowFn && !this.allowFn(names)) throw notFound(names[names.length - 1]!, label);
+  }
+
+  /**
+   * `unsafeTrustedCaller` reads: any property of any object, own or inherited, except the
+   * names that stay unreachable. Getters run; functions come back to be called.
+   */
+  readTrusted(holder: unknown, name: string): { value: unknown } | undefined {
+    if (ALWAYS_NEVER.has(name) || holder === null || (typeof holder !== "object" && typeof holder !== "function")) return undefined;
+    if (!(name in (holder as object))) return undefined;
+    return { value: (holder as Record<string, unknown>)[name] };
   }
 }
 

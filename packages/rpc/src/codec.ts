@@ -486,7 +486,7 @@ export function validateTable(table: unknown, ctx: DecodeContext): asserts table
     }
     validateRecord(table, record[0], record[1], record.length, i, ctx);
   }
-  checkDepth(table as RecordTable, limits);
+  checkShape(table as RecordTable, limits);
 }
 
 function validateRecord(table: unknown[], type: unknown, p: unknown, arity: number, i: number, ctx: DecodeContext): void {
@@ -614,7 +614,7 @@ function validateRecord(table: unknown[], type: unknown, p: unknown, arity: numb
   }
 }
 
-/** Children of a validated record, for the depth walk. */
+/** Children of a validated record, in the order `TableBuilder` builds them. */
 function childrenOf(record: WireRecord): number[] {
   const [type, p] = record;
   switch (type) {
@@ -626,8 +626,8 @@ function childrenOf(record: WireRecord): number[] {
       return (p as [number, number][]).flat();
     case T.ERROR: {
       const { cause, props } = p as { cause?: number; props?: [number, number][] };
-      const out = props ? props.flat() : [];
-      if (cause !== undefined) out.push(cause);
+      const out = cause !== undefined ? [cause] : [];
+      if (props) for (const [k, v] of props) out.push(k, v);
       return out;
     }
     case Ext.VIEW:
@@ -640,28 +640,66 @@ function childrenOf(record: WireRecord): number[] {
 }
 
 /**
- * Longest chain of references from the root, each record counted once (shared and cyclic
- * references are not re-entered). Iterative, so a hostile chain cannot exhaust the stack here;
- * the builder's recursion is then bounded by `maxDepth`.
+ * Walks the table depth-first from the root in the builder's order, without building anything:
+ *  - the deepest point of the walk is exactly the builder's deepest recursion, so it is checked
+ *    against `maxDepth` here and the builder cannot exhaust the stack;
+ *  - the size of the value *as a tree* (every shared reference counted again, a reference back
+ *    into the current path counted once) is checked against `maxExpandedNodes`, so a few
+ *    hundred records of nested aliases cannot become 2^60 nodes for code that walks the result
+ *    without tracking identity (JSON.stringify, naive deep-equal, logging).
+ * Iterative: a hostile chain of records cannot overflow the stack of this walk either.
  */
-function checkDepth(table: RecordTable, limits: RpcLimits): void {
-  const depth = new Int32Array(table.length);
-  depth[0] = 1;
-  const stack = [0];
-  while (stack.length) {
-    const i = stack.pop()!;
-    const d = depth[i]!;
-    if (d > limits.maxDepth) {
-      throw new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
-    }
-    const record = table[i]!;
-    if (record[0] === T.PRIMITIVE || record[0] === T.VOID) continue;
-    for (const child of childrenOf(record)) {
-      if (depth[child] === 0) {
-        depth[child] = d + 1;
-        stack.push(child);
+function checkShape(table: RecordTable, limits: RpcLimits): void {
+  const n = table.length;
+  const state = new Uint8Array(n); // 0 new, 1 on the path, 2 done
+  const size = new Float64Array(n);
+  const children: (number[] | undefined)[] = new Array(n);
+  const path: number[] = [0];
+  const next: number[] = [0];
+  state[0] = 1;
+  size[0] = 1;
+  children[0] = childrenOf(table[0]!);
+  while (path.length) {
+    const top = path.length - 1;
+    const node = path[top]!;
+    const kids = children[node]!;
+    const k = next[top]!;
+    if (k < kids.length) {
+      next[top] = k + 1;
+      const child = kids[k]!;
+      if (state[child] === 0) {
+        const grandchildren = childrenOf(table[child]!);
+        if (grandchildren.length === 0) {
+          // A leaf (primitive, Date, bytes, …): no nesting level of its own, as on the JSON path.
+          state[child] = 2;
+          size[child] = 1;
+          size[node]! += 1;
+          continue;
+        }
+        if (path.length >= limits.maxDepth) {
+          throw new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
+        }
+        state[child] = 1;
+        size[child] = 1;
+        children[child] = grandchildren;
+        path.push(child);
+        next.push(0);
+      } else {
+        size[node]! += state[child] === 2 ? size[child]! : 1;
       }
+      continue;
     }
+    path.pop();
+    next.pop();
+    state[node] = 2;
+    children[node] = undefined;
+    if (size[node]! > limits.maxExpandedNodes) {
+      throw new RpcError(
+        "LIMIT",
+        `Value expands to more than limits.maxExpandedNodes (${limits.maxExpandedNodes}) nodes when shared references are followed.`,
+      );
+    }
+    if (path.length) size[path[path.length - 1]!]! += size[node]!;
   }
 }
 

@@ -7,8 +7,9 @@
  *  - Nothing survives between frames except the set of ids still running per connection (for
  *    duplicate detection and the pending limit), which is empty whenever the object can
  *    hibernate. Everything else a reply needs is in the frame.
- *  - Calls of one frame start in the order sent; each call's synchronous part finishes before
- *    the next starts. A call that awaits does not hold back the calls after it.
+ *  - Calls of one connection run in the order sent. With `ordering: "sequential"` (default) a
+ *    call that awaits holds back the calls after it until it settles; with "concurrent" each
+ *    call starts when it arrives and only its synchronous part runs before the next starts.
  *  - Every call with a recoverable id gets exactly one reply. A frame that cannot be read at all
  *    closes the connection with 1008 (malformed) or 1009 (too big), because no id can be
  *    answered; other connections and the object's state are untouched.
@@ -34,6 +35,12 @@ export interface RpcServerOptions {
   access?: AccessOptions;
   /** Path prefix of the RPC endpoint, as routed by `routeDORequest`. Default `/__rpc`. */
   prefix?: string;
+  /**
+   * `"sequential"` (default): calls from one connection run one after another in the order
+   * sent, even when a call awaits I/O. `"concurrent"`: each call starts as soon as it arrives
+   * (still in order), so a slow call does not hold back the ones after it.
+   */
+  ordering?: "sequential" | "concurrent";
 }
 
 /** Options after validation, with the derived policy. */
@@ -42,6 +49,7 @@ export interface ResolvedServerOptions {
   readonly limits: Readonly<RpcLimits>;
   readonly policy: AccessPolicy;
   readonly prefix: string;
+  readonly sequential: boolean;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -60,7 +68,12 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
     throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
   }
   const limits = resolveLimits(options?.limits);
+  const ordering = options?.ordering ?? "sequential";
+  if (ordering !== "sequential" && ordering !== "concurrent") {
+    throw new RpcError("BAD_OPTION", `ordering must be "sequential" or "concurrent", got ${JSON.stringify(ordering)}.`);
+  }
   out = Object.freeze({
+    sequential: ordering === "sequential",
     exposeErrorStack: options?.exposeErrorStack === true,
     limits,
     policy: new AccessPolicy(options?.access, limits),
@@ -80,14 +93,17 @@ class Outbox {
   parts: string[] = [];
   blobs: Uint8Array[] = [];
   scheduled = false;
-  /** Ids of calls started and not yet answered. */
+  /** Ids of calls received and not yet answered. */
   readonly running = new Set<number>();
+  /** Settles when the last call that awaited has finished (sequential ordering). */
+  tail: Promise<void> | undefined;
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly channel: ReplyChannel) {}
 
-  push(id: number, json: string): void {
-    this.running.delete(id);
+  /** Queues a reply; `finished` false for a refusal that must not end the running call of that id. */
+  push(id: number, json: string, finished = true): void {
+    if (finished) this.running.delete(id);
     this.parts.push(json);
     if (!this.scheduled) {
       this.scheduled = true;
@@ -154,7 +170,7 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
     return true;
   }
   if (frame.kind !== FrameKind.Calls) {
-    channel.close(CloseCode.PolicyViolation, "dorpc: a server accepts only call frames.");
+    refuseFrame(frame.kind, body, channel);
     return true;
   }
   if (!Array.isArray(body)) {
@@ -178,11 +194,11 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
     }
     const id = envelope[0];
     if (out.running.has(id)) {
-      out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)));
+      out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)), false);
       continue;
     }
     if (out.running.size >= limits.maxPendingCalls) {
-      out.push(id, failed(id, new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`)));
+      out.push(id, failed(id, new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`)), false);
       continue;
     }
     out.running.add(id);
@@ -194,9 +210,37 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
       out.push(id, failed(id, asRpcError(error)));
       continue;
     }
-    runCall(id, target, steps, options, out, label);
+    if (!options.sequential) {
+      runCall(id, target, steps, options, out, label, channel);
+      continue;
+    }
+    // Sequential: run now unless an earlier call of this connection is still awaiting.
+    const run = () => runCall(id, target, steps, options, out, label, channel);
+    const started = out.tail ? out.tail.then(run) : run();
+    if (started) {
+      const tail: Promise<void> = started.then(() => {
+        if (out.tail === tail) out.tail = undefined;
+      });
+      out.tail = tail;
+    }
   }
   return true;
+}
+
+/**
+ * A frame of the wrong kind (e.g. replies sent to the server). Each envelope whose id can be
+ * recovered gets a `PROTOCOL` failure; a frame with none is closed with 1008.
+ */
+function refuseFrame(kind: number, body: unknown, channel: ReplyChannel): void {
+  const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isCallId(e[0])).map((e) => e[0]) : [];
+  if (ids.length === 0) {
+    channel.close(CloseCode.PolicyViolation, closeReason(`dorpc: a server accepts only call frames, got kind ${kind}.`));
+    return;
+  }
+  const out = outboxFor(channel);
+  for (const id of ids.slice(0, 1024)) {
+    out.push(id, failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")));
+  }
 }
 
 function isCallId(value: unknown): value is number {
@@ -276,46 +320,74 @@ interface Cursor {
   /** A method read by the last step and not yet called, with its receiver. */
   method: Member["fn"] | undefined;
   receiver: object | undefined;
+  /** The connection the call came from, exposed to user code through `currentChannel`. */
+  channel: ReplyChannel;
 }
 
-function runCall(id: number, target: object, steps: Step[], options: ResolvedServerOptions, out: Outbox, label: string): void {
-  const cursor: Cursor = { value: target, method: undefined, receiver: undefined };
+/** The connection whose call is running synchronously right now (see `currentChannel`). */
+let current: ReplyChannel | undefined;
+
+/**
+ * The connection of the call whose synchronous part is running, or `undefined`. Valid at the
+ * start of a method, before its first `await` (there is no portable async context here).
+ */
+export function currentChannel(): ReplyChannel | undefined {
+  return current;
+}
+
+/** Runs one call and queues its reply. Returns a promise only when the call went async. */
+function runCall(
+  id: number,
+  target: object,
+  steps: Step[],
+  options: ResolvedServerOptions,
+  out: Outbox,
+  label: string,
+  channel: ReplyChannel,
+): Promise<void> | undefined {
+  const cursor: Cursor = { value: target, method: undefined, receiver: undefined, channel };
   let result: unknown;
   try {
-    result = runFrom(cursor, target, steps, 0, label);
+    result = runFrom(cursor, target, steps, 0, label, options.policy);
   } catch (error) {
     out.push(id, threw(id, error, options, out));
-    return;
+    return undefined;
   }
   if (result instanceof Promise) {
-    result.then(
+    return result.then(
       (value) => out.push(id, ok(id, value, out)),
       (error) => out.push(id, threw(id, error, options, out)),
     );
-  } else {
-    out.push(id, ok(id, result, out));
   }
+  out.push(id, ok(id, result, out));
+  return undefined;
 }
 
 /** Runs steps from `i`; synchronous until a step returns a promise. */
-function runFrom(cursor: Cursor, target: object, steps: Step[], i: number, label: string): unknown {
+function runFrom(cursor: Cursor, target: object, steps: Step[], i: number, label: string, policy: AccessPolicy): unknown {
   for (; i < steps.length; i++) {
     const step = steps[i]!;
     let produced: unknown;
-    if (typeof step === "string") {
-      produced = read(cursor, target, step, i, label);
-      if (produced === METHOD) continue;
-    } else {
-      const fn = cursor.method;
-      if (!fn) refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${label}.`));
-      cursor.method = undefined;
-      produced = fn.apply(cursor.receiver, step.args);
+    const outer = current;
+    current = cursor.channel;
+    try {
+      if (typeof step === "string") {
+        produced = read(cursor, target, step, i, label, policy);
+        if (produced === METHOD) continue;
+      } else {
+        const fn = cursor.method;
+        if (!fn) refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${label}.`));
+        cursor.method = undefined;
+        produced = fn.apply(cursor.receiver, step.args);
+      }
+    } finally {
+      current = outer;
     }
     if (produced instanceof Promise) {
       const next = i + 1;
       return produced.then((value) => {
         cursor.value = value;
-        return runFrom(cursor, target, steps, next, label);
+        return runFrom(cursor, target, steps, next, label, policy);
       });
     }
     cursor.value = produced;
@@ -330,13 +402,24 @@ function runFrom(cursor: Cursor, target: object, steps: Step[], i: number, label
 const METHOD = Symbol("method");
 
 /** Access rules 2 and 3 for one property step. */
-function read(cursor: Cursor, target: object, name: string, i: number, label: string): unknown {
+function read(cursor: Cursor, target: object, name: string, i: number, label: string, policy: AccessPolicy): unknown {
   if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
   const holder = cursor.value;
+  if (policy.trusted) {
+    const found = policy.readTrusted(holder, name);
+    if (!found) refuse(notFound(name, label));
+    if (typeof found.value === "function") {
+      cursor.method = found.value as Member["fn"];
+      cursor.receiver = holder as object;
+      return METHOD;
+    }
+    return found.value;
+  }
   if (i === 0 || holder instanceof RpcTarget) {
     const owner = holder as object;
     const member = findMember(owner, name);
-    if (!member) refuse(notFound(name, i === 0 ? label : labelOf(owner)));
+    // Always the Durable Object's name: naming inner classes would tell a prober what it reached.
+    if (!member) refuse(notFound(name, label));
     if (member.kind === "getter") return member.fn.call(owner);
     cursor.method = member.fn;
     cursor.receiver = owner;

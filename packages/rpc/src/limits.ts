@@ -26,6 +26,12 @@ export interface RpcLimits {
   maxRegExpSource: number;
   /** Most binary blobs (ArrayBuffers) in one frame. Default 4,096. */
   maxBlobs: number;
+  /**
+   * Most nodes a decoded value has when every shared reference is followed again (a DAG
+   * expanded into a tree). Bounds the work of code that walks results without tracking
+   * identity. Default 10,000,000.
+   */
+  maxExpandedNodes: number;
 }
 
 /** The defaults, frozen. Both ends use them unless told otherwise. */
@@ -39,6 +45,7 @@ export const DEFAULT_LIMITS: Readonly<RpcLimits> = Object.freeze({
   maxBigIntDigits: 10_000,
   maxRegExpSource: 10_000,
   maxBlobs: 4096,
+  maxExpandedNodes: 10_000_000,
 });
 
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof RpcLimits)[];
