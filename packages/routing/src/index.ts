@@ -54,3 +54,11 @@ export { ROUTING_ERROR_CODES } from "./errors.js";
 
 /** One of the `ROUTING_ERROR_CODES`. */
 export type { RoutingErrorCode } from "./errors.js";
+
+/**
+ * Tell the Durable Object who is calling: return `withIdentity(request, { user })` from
+ * `onBeforeConnect`. `routeDORequest` strips client-sent copies of `IDENTITY_HEADER`, so only
+ * hooks can set it. On the object, `identify: readIdentityHeader` (from `@dorpc/rpc/server`)
+ * stores it with the socket and `rpcCaller()` returns it during calls.
+ */
+export { withIdentity, IDENTITY_HEADER } from "./route.js";

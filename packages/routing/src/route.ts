@@ -292,7 +292,9 @@ async function dispatch(
   const ctx: RouteContext = Object.freeze({ binding, instance, namespace, env });
   const hookName = upgrade ? "onBeforeConnect" : "onBeforeRequest";
   const hook = settings[hookName];
-  let forwarded = request;
+  // Only a hook may vouch for who is calling: a client-sent identity header never gets through.
+  let forwarded = request.headers.has(IDENTITY_HEADER) ? withoutIdentity(request) : request;
+  request = forwarded;
   if (hook !== undefined) {
     const result: unknown = await hook(request, ctx);
     if (result instanceof Response) return result;
@@ -312,4 +314,37 @@ async function dispatch(
         ? namespace.getByName(instance)
         : namespace.get(namespace.idFromName(instance));
   return stub.fetch(forwarded);
+}
+
+/**
+ * Header that carries a caller's identity to the Durable Object (read there by
+ * `readIdentityHeader` from `@dorpc/rpc/server`). `routeDORequest` strips it from incoming
+ * requests; hooks set it with {@link withIdentity}.
+ */
+export const IDENTITY_HEADER = "X-Dorpc-Identity";
+
+/** Largest identity, as JSON, in characters: it must fit a WebSocket attachment (2 KiB). */
+const MAX_IDENTITY = 1024;
+
+/**
+ * A copy of `request` that tells the Durable Object who is calling. Return it from
+ * `onBeforeConnect` after authenticating; the object stores `identity` with the socket
+ * (`identify: readIdentityHeader`) and sees it through `rpcCaller()`. `identity` must be
+ * JSON-serialisable and at most 1,024 characters as JSON.
+ */
+export function withIdentity(request: Request, identity: unknown): Request {
+  const json = JSON.stringify(identity);
+  if (json === undefined) throw new RoutingError("BAD_OPTION", "withIdentity needs a JSON-serialisable identity.");
+  if (json.length > MAX_IDENTITY) {
+    throw new RoutingError("BAD_OPTION", `Identity is ${json.length} characters as JSON; the limit is ${MAX_IDENTITY}.`);
+  }
+  const headers = new Headers(request.headers);
+  headers.set(IDENTITY_HEADER, json);
+  return new Request(request, { headers });
+}
+
+function withoutIdentity(request: Request): Request {
+  const headers = new Headers(request.headers);
+  headers.delete(IDENTITY_HEADER);
+  return new Request(request, { headers });
 }

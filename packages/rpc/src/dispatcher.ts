@@ -41,6 +41,12 @@ export interface RpcServerOptions {
    * (still in order), so a slow call does not hold back the ones after it.
    */
   ordering?: "sequential" | "concurrent";
+  /**
+   * Runs on each WebSocket upgrade; what it returns is stored with the socket (surviving
+   * hibernation) and read by `rpcCaller()` during calls. Throwing refuses the connection with
+   * 401. Example: `identify: readIdentityHeader` behind `routeDORequest` + `withIdentity`.
+   */
+  identify?: (request: Request) => unknown;
 }
 
 /** Options after validation, with the derived policy. */
@@ -50,6 +56,7 @@ export interface ResolvedServerOptions {
   readonly policy: AccessPolicy;
   readonly prefix: string;
   readonly sequential: boolean;
+  readonly identify: ((request: Request) => unknown) | undefined;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -72,7 +79,11 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (ordering !== "sequential" && ordering !== "concurrent") {
     throw new RpcError("BAD_OPTION", `ordering must be "sequential" or "concurrent", got ${JSON.stringify(ordering)}.`);
   }
+  if (options?.identify !== undefined && typeof options.identify !== "function") {
+    throw new RpcError("BAD_OPTION", "identify must be a function of the upgrade request.");
+  }
   out = Object.freeze({
+    identify: options?.identify,
     sequential: ordering === "sequential",
     exposeErrorStack: options?.exposeErrorStack === true,
     limits,

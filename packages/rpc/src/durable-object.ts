@@ -10,7 +10,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import { dispatchFrame, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import { currentChannel, dispatchFrame, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -23,6 +23,53 @@ export interface RpcAttachment {
   v: 1;
   /** Unix ms when the socket was accepted. */
   connectedAt: number;
+  /** What `options.identify` returned for the upgrade request, if anything. */
+  identity?: unknown;
+}
+
+/**
+ * Header that carries a caller's identity from the Worker to the Durable Object. `routeDORequest`
+ * removes it from every incoming request, so only its hooks (via `withIdentity`) can set it.
+ */
+export const IDENTITY_HEADER = "X-Dorpc-Identity";
+
+/** Largest identity header accepted, in characters (attachments are limited to 2 KiB). */
+const MAX_IDENTITY = 1024;
+
+/**
+ * An `identify` function for `RpcServerOptions`: the JSON identity a `routeDORequest` hook set
+ * with `withIdentity`. Use it only behind `routeDORequest`, which strips client-sent copies of
+ * the header; anywhere else a client could send its own.
+ */
+export function readIdentityHeader(request: Request): unknown {
+  const raw = request.headers.get(IDENTITY_HEADER);
+  if (raw === null) return undefined;
+  if (raw.length > MAX_IDENTITY) throw new RpcError("LIMIT", `${IDENTITY_HEADER} is longer than ${MAX_IDENTITY} characters.`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new RpcError("DECODE", `${IDENTITY_HEADER} is not valid JSON.`);
+  }
+}
+
+/** Who is calling: the attachment of the connection whose call is running. */
+export interface RpcCaller {
+  identity: unknown;
+  connectedAt: number;
+  /** The caller's socket (e.g. to close it, or to find it among `ctx.getWebSockets()`). */
+  socket: WebSocket;
+}
+
+/**
+ * The caller of the RPC method that is running, or `undefined` outside one. Read it at the start
+ * of the method, before any `await`: there is no async context to carry it further. Survives
+ * hibernation (it lives in the socket attachment).
+ */
+export function rpcCaller(): RpcCaller | undefined {
+  const socket = currentChannel() as WebSocket | undefined;
+  if (!socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
+  const attachment = socket.deserializeAttachment() as RpcAttachment | null;
+  return { identity: attachment?.identity, connectedAt: attachment?.connectedAt ?? 0, socket };
 }
 
 interface HasCtx {
@@ -63,6 +110,14 @@ export async function handleRpcRequest(
       headers: { Upgrade: "websocket", "Content-Type": "text/plain; charset=utf-8" },
     });
   }
+  let identity: unknown;
+  if (resolved.identify) {
+    try {
+      identity = await resolved.identify(request);
+    } catch (error) {
+      return new Response(`Connection refused: ${(error as Error)?.message ?? String(error)}`, { status: 401 });
+    }
+  }
   const pair = new WebSocketPair();
   const server = pair[1];
   ctx.acceptWebSocket(server, [RPC_SOCKET_TAG]);
@@ -74,6 +129,7 @@ export async function handleRpcRequest(
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(HEARTBEAT_PING, HEARTBEAT_PONG));
   }
   const attachment: RpcAttachment = { v: 1, connectedAt: Date.now() };
+  if (identity !== undefined) attachment.identity = identity;
   server.serializeAttachment(attachment);
   return new Response(null, { status: 101, webSocket: pair[0] });
 }

@@ -17,6 +17,12 @@ export {
   type RpcAttachment,
 } from "./durable-object.js";
 
+/**
+ * Who is calling: `rpcCaller()` during a method; the identity comes from `options.identify`
+ * at connect time (e.g. `readIdentityHeader`, set by a `routeDORequest` hook with `withIdentity`).
+ */
+export { rpcCaller, readIdentityHeader, IDENTITY_HEADER, type RpcCaller } from "./durable-object.js";
+
 /** Mark a class whose public methods may be called through a chain (`client.users.get("a")`). */
 export { RpcTarget } from "./rpc-target.js";
 
