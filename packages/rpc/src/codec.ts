@@ -115,70 +115,54 @@ export function isJsonSafe(value: unknown): boolean {
     case "boolean":
       return true;
     case "number":
-      return value === value && value !== Infinity && value !== -Infinity && (value !== 0 || 1 / value > 0);
+      return value - value === 0 && (value !== 0 || 1 / value > 0);
     case "object":
-      if (value === null) return true;
-      return jsonSafeObject(value, undefined, 0);
+      return value === null || jsonSafeObject(value, new Set(), 0);
     default:
       return false;
   }
 }
 
-function jsonSafeObject(value: object, seen: Set<object> | undefined, depth: number): boolean {
+/**
+ * The walk behind `isJsonSafe`. Hot: every argument list and result goes through it, so it
+ * avoids `for…in`, closures and per-node allocations; `seen` holds every object met (a second
+ * meeting is a shared reference or a cycle, which JSON would duplicate or reject).
+ */
+function jsonSafeObject(value: object, seen: Set<object>, depth: number): boolean {
   if (depth > ENCODE_MAX_DEPTH) return false;
   const proto = getPrototypeOf(value);
+  let n: number;
+  let keys: string[] | undefined;
   if (proto === ARRAY_PROTO) {
     if (!Array.isArray(value)) return false;
-    const arr = value as unknown[];
-    const n = arr.length;
-    // Children that are objects need the alias check; primitives do not.
-    for (let i = 0; i < n; i++) {
-      const v = arr[i];
-      switch (typeof v) {
-        case "string":
-        case "boolean":
-          continue;
-        case "number":
-          if (v === v && v !== Infinity && v !== -Infinity && (v !== 0 || 1 / v > 0)) continue;
-          return false;
-        case "object":
-          if (v === null) continue;
-          seen ??= new Set([value]);
-          if (seen.has(v)) return false;
-          seen.add(v);
-          if (!jsonSafeObject(v, seen, depth + 1)) return false;
-          continue;
-        default:
-          return false; // undefined (also a hole), function, symbol, bigint
-      }
-    }
-    return true;
+    n = (value as unknown[]).length;
+  } else if (proto === OBJECT_PROTO || proto === null) {
+    if (hasOwn(value, "__proto__")) return false;
+    keys = ownKeys(value);
+    n = keys.length;
+  } else {
+    return false;
   }
-  if (proto !== OBJECT_PROTO && proto !== null) return false;
-  if (hasOwn(value, "__proto__")) return false;
-  const rec = value as Record<string, unknown>;
-  for (const key in rec) {
-    const v = rec[key];
+  for (let i = 0; i < n; i++) {
+    // Array holes read as undefined and fail below, as they must (JSON would write null).
+    const v: unknown = keys === undefined ? (value as unknown[])[i] : (value as Record<string, unknown>)[keys[i]!];
     switch (typeof v) {
       case "string":
       case "boolean":
         continue;
       case "number":
-        if (v === v && v !== Infinity && v !== -Infinity && (v !== 0 || 1 / v > 0)) continue;
+        if (v - v === 0 && (v !== 0 || 1 / v > 0)) continue; // finite and not -0
         return false;
       case "object":
         if (v === null) continue;
-        seen ??= new Set([value]);
         if (seen.has(v)) return false;
         seen.add(v);
         if (!jsonSafeObject(v, seen, depth + 1)) return false;
         continue;
       default:
-        return false;
+        return false; // undefined, function, symbol, bigint
     }
   }
-  // `for…in` also walks inherited enumerable keys; a null-prototype object has none and
-  // Object.prototype has none unless polluted, in which case the slow path handles it exactly.
   return true;
 }
 
