@@ -63,6 +63,11 @@ export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | und
     // A bare mark + kind (heartbeats) has no body.
     return { kind: data.charCodeAt(1), body: data.length === 2 ? null : parseJson(data.slice(2)), blobs: [] };
   }
+  if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) {
+    // A Blob (the default binaryType of some sockets) cannot be read synchronously: fail loudly
+    // instead of dropping the frame and leaving its calls to time out.
+    throw new RpcError("DECODE", "Binary messages must arrive as ArrayBuffer: set the socket's binaryType to \"arraybuffer\".");
+  }
   const bytes = ArrayBuffer.isView(data)
     ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
     : new Uint8Array(data);

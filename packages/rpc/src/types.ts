@@ -76,7 +76,7 @@ export type PublicKeys<T> = {
  * An awaitable step of a chain: awaiting it runs the whole chain in one round trip and yields
  * the result; reading a property or calling a method extends the chain instead.
  */
-export type RpcPromise<V> = Promise<Sendable<V>> & RemoteMembers<V>;
+export type RpcPromise<V> = Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
 
 /** What can be reached *through* a value of type `V` (data properties, RpcTarget methods). */
 export type RemoteMembers<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>

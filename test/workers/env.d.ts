@@ -1,0 +1,12 @@
+/** Bindings of the test Worker (wrangler.toml in this folder). */
+declare namespace Cloudflare {
+  interface Env {
+    COUNTER: DurableObjectNamespace<import("./objects.js").Counter>;
+    MY_COUNTER: DurableObjectNamespace<import("./objects.js").MyCounter>;
+    WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
+    MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
+    SECRET: string;
+  }
+}
+
+interface Env extends Cloudflare.Env {}
