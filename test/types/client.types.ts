@@ -42,6 +42,9 @@ class Counter extends RpcDurableObject<Env> {
   bytes(data: Uint8Array): ArrayBuffer {
     return data.buffer as ArrayBuffer;
   }
+  find(id: string): { id: string } | null {
+    return id ? { id } : null;
+  }
   _internal(): number {
     return 1;
   }
@@ -67,6 +70,9 @@ const max: Promise<number> = byInstance.config.limits.max;
 const tag: Promise<string> = byInstance.config.tags[0]!;
 const user: Promise<{ id: string; joined: Date }> = byInstance.users.get("a");
 const joined: Promise<Date> = byInstance.users.get("a").joined;
+
+// A nullable result keeps its members for chaining.
+const foundId: Promise<string> = byInstance.find("a").id;
 
 // Bytes are sendable.
 const buf: Promise<ArrayBuffer> = byInstance.bytes(new Uint8Array(4));
@@ -95,4 +101,4 @@ const fnValue: Promise<never> = byInstance.returnsFunction();
 byInstance[Symbol.dispose]();
 await byClass[Symbol.asyncDispose]();
 
-void [n, m, max, tag, user, joined, buf, usersValue, fnValue];
+void [foundId, n, m, max, tag, user, joined, buf, usersValue, fnValue];
