@@ -30,6 +30,12 @@ class Counter extends RpcDurableObject<Env> {
   get config(): { limits: { max: number }; tags: string[] } {
     return { limits: { max: 1 }, tags: [] };
   }
+  get later(): Promise<{ answer: number }> {
+    return Promise.resolve({ answer: 42 });
+  }
+  fails(): never {
+    throw new Error("no");
+  }
   get users(): Users {
     return new Users();
   }
@@ -71,6 +77,10 @@ const tag: Promise<string> = byInstance.config.tags[0]!;
 const user: Promise<{ id: string; joined: Date }> = byInstance.users.get("a");
 const joined: Promise<Date> = byInstance.users.get("a").joined;
 
+// A getter returning a promise chains through the awaited value; `never` results still catch.
+const answer: Promise<number> = byInstance.later.answer;
+const failed: Promise<unknown> = byInstance.fails().catch(() => undefined);
+
 // A nullable result keeps its members for chaining.
 const foundId: Promise<string> = byInstance.find("a").id;
 
@@ -101,4 +111,4 @@ const fnValue: Promise<never> = byInstance.returnsFunction();
 byInstance[Symbol.dispose]();
 await byClass[Symbol.asyncDispose]();
 
-void [foundId, n, m, max, tag, user, joined, buf, usersValue, fnValue];
+void [answer, failed, foundId, n, m, max, tag, user, joined, buf, usersValue, fnValue];

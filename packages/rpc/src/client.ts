@@ -109,6 +109,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     throw new RpcError("BAD_OPTION", `timeout must be a finite number of milliseconds ≥ 0, got ${String(timeout)}.`);
   }
   const limits = resolveLimits(options.limits);
+  checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   let transport = options.transport;
   let label = `${binding}/${instance}`;
   if (!transport) {
@@ -159,13 +160,17 @@ export function connectUrl(binding: string, instance: string, options: RpcClient
   }
   const scheme = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" }[url.protocol];
   if (!scheme) throw new RpcError("BAD_OPTION", `baseUrl must be http(s) or ws(s), got ${JSON.stringify(url.protocol)}.`);
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
-    throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
-  }
+  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}`;
   const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : "";
   return `${scheme}//${url.host}${path}${query}`;
+}
+
+function checkPrefix(prefix: unknown): string {
+  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
+    throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
+  }
+  return prefix;
 }
 
 /** The session behind a client. Internal: tests use it; users use {@link rpcConnection}. */

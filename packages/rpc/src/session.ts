@@ -129,8 +129,10 @@ export class ClientSession implements TransportHandler {
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private stableTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastTraffic = 0;
-  private pingOutstanding = false;
+  /** When the last message arrived: the only proof the peer is alive. */
+  private lastReceived = 0;
+  /** When the outstanding ping was sent, or 0. */
+  private pingSentAt = 0;
   /** Why the last connection ended, for `DISCONNECTED` messages. */
   private lastClose: { code: number; reason: string } | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
@@ -251,6 +253,9 @@ export class ClientSession implements TransportHandler {
   }
 
   private enqueue(entry: Pending): void {
+    // Calls settled while queued (timeout, abort) are skipped at flush; compact now and then so
+    // a long reconnection with timing-out calls cannot grow the queue without bound.
+    if (this.queue.length > 2 * this.pending.size + 16) this.queue = this.queue.filter((e) => this.pending.get(e.id) === e);
     this.queue.push(entry);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -282,7 +287,7 @@ export class ClientSession implements TransportHandler {
     transport.open().then(
       () => {
         if (this.transport !== transport || this._state === "disposed") return;
-        this.lastTraffic = Date.now();
+        this.lastReceived = Date.now();
         this.everOpened = true;
         this.setState("open");
         this.armStable();
@@ -316,7 +321,6 @@ export class ClientSession implements TransportHandler {
       if (parts.length === 0) return;
       const body = parts.length === 1 ? `[${parts[0]}]` : `[${parts.join(",")}]`;
       transport.send(writeFrame(FrameKind.Calls, body, blobs));
-      this.lastTraffic = Date.now();
       parts = [];
       blobs = [];
     };
@@ -343,8 +347,8 @@ export class ClientSession implements TransportHandler {
   }
 
   onMessage(data: IncomingData): void {
-    this.lastTraffic = Date.now();
-    this.pingOutstanding = false;
+    this.lastReceived = Date.now();
+    this.pingSentAt = 0;
     let frame;
     try {
       frame = readFrame(data, this.options.limits);
@@ -447,29 +451,35 @@ export class ClientSession implements TransportHandler {
     this.stableTimer = unref(setTimeout(() => (this.attempt = 0), this.options.reconnect.resetAfter));
   }
 
+  /**
+   * Pings when nothing has arrived for `interval` ms and closes (code 4000, then reconnects)
+   * when nothing arrives within `timeout` ms of the ping. Only *received* traffic counts: a
+   * client that keeps sending into a half-open connection still detects it.
+   */
   private armHeartbeat(): void {
     const hb = this.options.heartbeat;
     if (hb === false) return;
     clear(this.heartbeatTimer);
     const tick = () => {
       if (this._state !== "open" || !this.transport) return;
-      const idle = Date.now() - this.lastTraffic;
-      if (this.pingOutstanding) {
-        if (idle >= hb.timeout) {
+      const now = Date.now();
+      if (this.pingSentAt) {
+        const waited = now - this.pingSentAt;
+        if (waited >= hb.timeout) {
           this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
           return;
         }
-        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - idle));
+        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - waited));
         return;
       }
-      if (idle >= hb.interval) {
-        this.pingOutstanding = true;
-        this.lastTraffic = Date.now();
+      const quiet = now - this.lastReceived;
+      if (quiet >= hb.interval) {
+        this.pingSentAt = now;
         this.transport.send(HEARTBEAT_PING);
         this.heartbeatTimer = unref(setTimeout(tick, hb.timeout));
         return;
       }
-      this.heartbeatTimer = unref(setTimeout(tick, hb.interval - idle));
+      this.heartbeatTimer = unref(setTimeout(tick, hb.interval - quiet));
     };
     this.heartbeatTimer = unref(setTimeout(tick, hb.interval));
   }
@@ -479,7 +489,7 @@ export class ClientSession implements TransportHandler {
     clear(this.stableTimer);
     this.heartbeatTimer = undefined;
     this.stableTimer = undefined;
-    this.pingOutstanding = false;
+    this.pingSentAt = 0;
   }
 
   /** Closes the connection and rejects every waiting call with `DISPOSED`. Idempotent. */

@@ -76,7 +76,9 @@ export type PublicKeys<T> = {
  * An awaitable step of a chain: awaiting it runs the whole chain in one round trip and yields
  * the result; reading a property or calling a method extends the chain instead.
  */
-export type RpcPromise<V> = Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
+export type RpcPromise<V> = [V] extends [never]
+  ? Promise<never>
+  : Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
 
 /** What can be reached *through* a value of type `V` (data properties, RpcTarget methods). */
 export type RemoteMembers<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
@@ -90,7 +92,7 @@ export type RemoteMembers<V> = V extends Primitive | WireBuiltin | Map<unknown, 
 /** A member as the client sees it: methods return chains, everything else is a chain. */
 export type Remote<V> = V extends (...args: infer A) => infer R
   ? (...args: SendableArgs<A>) => RpcPromise<Awaited<R>>
-  : RpcPromise<V>;
+  : RpcPromise<Awaited<V>>;
 
 type SendableArgs<A extends unknown[]> = { [I in keyof A]: Sendable<A[I]> };
 
