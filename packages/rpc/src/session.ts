@@ -255,7 +255,7 @@ export class ClientSession implements TransportHandler {
   private enqueue(entry: Pending): void {
     // Calls settled while queued (timeout, abort) are skipped at flush; compact now and then so
     // a long reconnection with timing-out calls cannot grow the queue without bound.
-    if (this.queue.length > 2 * this.pending.size + 16) this.queue = this.queue.filter((e) => this.pending.get(e.id) === e);
+    if (this.queue.length >= this.options.limits.maxPendingCalls) this.queue = this.queue.filter((e) => this.pending.get(e.id) === e);
     this.queue.push(entry);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
