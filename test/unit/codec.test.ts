@@ -121,11 +121,22 @@ const CASES: Case[] = [
     expect(new Float64Array(bytes.buffer, 8, 1)[0]).toBe(1.5);
     expect(bytes.subarray(8).some((b) => b !== 0)).toBe(true);
   }),
+  // Only the view's own bytes travel when nothing else in the value shares its buffer: the
+  // rest of the buffer may be unrelated memory (Node's Buffer pool).
   c("view at a non-zero byteOffset", () => new Int16Array(new Int16Array([1, 2, 3, 4]).buffer, 4, 2), (d) => {
     const view = d as Int16Array;
-    expect(view.byteOffset).toBe(4);
+    expect(view.byteOffset).toBe(0);
     expect([...view]).toEqual([3, 4]);
-    expect(view.buffer.byteLength).toBe(8);
+    expect(view.buffer.byteLength).toBe(4);
+  }),
+  c("a view and its whole buffer in one value keep sharing the buffer", () => {
+    const buffer = new Int16Array([1, 2, 3, 4]).buffer;
+    return [new Int16Array(buffer, 4, 2), buffer];
+  }, (d) => {
+    const [view, buffer] = d as [Int16Array, ArrayBuffer];
+    expect(view.buffer).toBe(buffer);
+    expect(view.byteOffset).toBe(4);
+    expect(buffer.byteLength).toBe(8);
   }),
   c("sparse array keeps its holes", () => [1, , 3], (d) => {
     const arr = d as unknown[];
@@ -482,5 +493,17 @@ describe("difference() itself", () => {
     ["different bytes", new Uint8Array([1]), new Uint8Array([2])],
   ])("notices %s", (_name, actual, expected) => {
     expect(difference(actual, expected)).toBeTypeOf("string");
+  });
+});
+
+describe("bytes on the wire", () => {
+  it("sends only a pooled Node Buffer's own bytes, not the pool around it", () => {
+    const small = Buffer.from("hi");
+    expect(small.buffer.byteLength).toBeGreaterThan(1000); // Node's shared pool
+    const frame = encode(small);
+    expect(frame).toBeInstanceOf(Uint8Array);
+    expect((frame as Uint8Array).byteLength).toBeLessThan(100);
+    const back = decode(frame) as Uint8Array;
+    expect([...back]).toEqual([104, 105]);
   });
 });

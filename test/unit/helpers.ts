@@ -157,10 +157,17 @@ export function difference(actual: unknown, expected: unknown, path = "value", s
   }
   if (ArrayBuffer.isView(e)) {
     const x = a as ArrayBufferView;
-    if (x.byteOffset !== e.byteOffset || x.byteLength !== e.byteLength) {
-      return `${path}: view at ${x.byteOffset}+${x.byteLength} instead of ${e.byteOffset}+${e.byteLength}`;
+    // dorpc sends a view with only its own bytes unless the value shares its buffer elsewhere
+    // (see trimBuffers in codec.ts); then offset and whole buffer must match exactly.
+    if (x.byteLength !== e.byteLength) return `${path}: view of ${x.byteLength} bytes instead of ${e.byteLength}`;
+    if (x.byteOffset === e.byteOffset && x.buffer.byteLength === e.buffer.byteLength) {
+      return difference(x.buffer, e.buffer, `${path}.buffer`, seen);
     }
-    return difference(x.buffer, e.buffer, `${path}.buffer`, seen);
+    if (x.byteOffset !== 0 || x.buffer.byteLength !== x.byteLength) return `${path}: trimmed view does not own its buffer`;
+    const xb = new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+    const eb = new Uint8Array(e.buffer, e.byteOffset, e.byteLength);
+    for (let i = 0; i < eb.length; i++) if (xb[i] !== eb[i]) return `${path}: byte ${i} is ${xb[i]} instead of ${eb[i]}`;
+    return undefined;
   }
   if (e instanceof Error) {
     const x = a as Error;

@@ -333,7 +333,12 @@ const MAX_IDENTITY = 1024;
  * JSON-serialisable and at most 1,024 characters as JSON.
  */
 export function withIdentity(request: Request, identity: unknown): Request {
-  const json = JSON.stringify(identity);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(identity);
+  } catch {
+    json = undefined; // BigInt, cycles
+  }
   if (json === undefined) throw new RoutingError("BAD_OPTION", "withIdentity needs a JSON-serialisable identity.");
   if (json.length > MAX_IDENTITY) {
     throw new RoutingError("BAD_OPTION", `Identity is ${json.length} characters as JSON; the limit is ${MAX_IDENTITY}.`);

@@ -260,19 +260,21 @@ function rootProxy(session: ClientSession): object {
 }
 
 function chainProxy(session: ClientSession, node: ChainNode): unknown {
+  // A chain is sent once, when first awaited; awaiting it again yields the same result, like
+  // any promise (`const p = c.increment(); await p; await p;` increments once).
+  let sent: Promise<unknown> | undefined;
+  const send = () => (sent ??= new Promise((resolve, reject) => session.call(node, resolve, reject)));
   return new Proxy(chainTarget, {
     get(_target, key) {
       if (typeof key === "symbol") return key === CHAIN ? { session, node } : undefined;
       switch (key) {
         case "then":
           return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
-            new Promise((resolve, reject) => session.call(node, resolve, reject)).then(onFulfilled, onRejected);
+            send().then(onFulfilled, onRejected);
         case "catch":
-          return (onRejected?: (reason: unknown) => unknown) =>
-            new Promise((resolve, reject) => session.call(node, resolve, reject)).catch(onRejected);
+          return (onRejected?: (reason: unknown) => unknown) => send().catch(onRejected);
         case "finally":
-          return (onFinally?: () => void) =>
-            new Promise((resolve, reject) => session.call(node, resolve, reject)).finally(onFinally);
+          return (onFinally?: () => void) => send().finally(onFinally);
       }
       return chainProxy(session, { parent: node, key, args: undefined });
     },

@@ -225,6 +225,7 @@ export interface EncodeContext {
 export function toRecords(value: unknown, ctx: EncodeContext): RecordTable {
   const writer = new RecordWriter(ctx);
   writer.add(value, 0);
+  writer.trimBuffers();
   return writer.records;
 }
 
@@ -369,14 +370,40 @@ class RecordWriter {
 
   private addBuffer(buffer: ArrayBufferLike): number {
     const known = this.buffers.get(buffer);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.bufferUses.set(known, (this.bufferUses.get(known) ?? 1) + 1);
+      return known;
+    }
     if (objectToString.call(buffer) !== "[object ArrayBuffer]") {
       throw new RpcError("ENCODE", `Cannot send a SharedArrayBuffer: only ArrayBuffer bytes cross the wire.`);
     }
     const blob = this.ctx.blobs.push(new Uint8Array(buffer)) - 1;
-    const index = this.push([Ext.ARRAY_BUFFER, blob], buffer);
+    // Tracked in `buffers` only (not `refs`), so every reference comes through here and counts.
+    const index = this.records.push([Ext.ARRAY_BUFFER, blob]) - 1;
     this.buffers.set(buffer, index);
     return index;
+  }
+
+  /** Buffer record → how many times the value refers to it (absent: once). */
+  private readonly bufferUses = new Map<number, number>();
+  /** Views whose buffer record may be trimmed to the view's own bytes. */
+  private readonly views: [viewRecord: [string, number, number, number], view: ArrayBufferView][] = [];
+
+  /**
+   * A view is sent with only its own bytes when nothing else in the value refers to its buffer.
+   * The structured clone algorithm would copy the whole buffer, but over a network that leaks
+   * whatever else shares it: Node's `Buffer.from("hi")` sits in an 8 KiB pool of unrelated
+   * data. Views that share a buffer with another part of the value keep sharing it.
+   */
+  trimBuffers(): void {
+    for (const [payload, view] of this.views) {
+      const bufferRecord = payload[1];
+      if (this.bufferUses.has(bufferRecord)) continue;
+      const blob = (this.records[bufferRecord] as [number, number])[1];
+      if (view.byteLength === view.buffer.byteLength) continue;
+      this.ctx.blobs[blob] = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      payload[2] = 0;
+    }
   }
 
   private addView(view: ArrayBufferView, tag: string): number {
@@ -385,6 +412,7 @@ class RecordWriter {
     const payload: [string, number, number, number] = [tag, -1, view.byteOffset, tag === "DataView" ? view.byteLength : (view as Uint8Array).length];
     const index = this.push([Ext.VIEW, payload], view);
     payload[1] = this.addBuffer(view.buffer);
+    this.views.push([payload, view]);
     return index;
   }
 

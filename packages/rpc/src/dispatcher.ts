@@ -195,14 +195,18 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
     );
     return true;
   }
-  const out = outboxFor(channel);
-  const ctx = decodeContext(frame.blobs, limits);
-  const label = labelOf(target);
+  // Every envelope must carry a usable id before any call of the frame runs: a frame that
+  // cannot be answered call by call is refused whole.
   for (const envelope of body as unknown[]) {
     if (!Array.isArray(envelope) || !isCallId(envelope[0])) {
       channel.close(CloseCode.PolicyViolation, "dorpc: a call must be [id, chain] with a positive integer id.");
       return true;
     }
+  }
+  const out = outboxFor(channel);
+  const ctx = decodeContext(frame.blobs, limits);
+  const label = labelOf(target);
+  for (const envelope of body as [number, ...unknown[]][]) {
     const id = envelope[0];
     if (out.running.has(id)) {
       out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)), false);

@@ -52,6 +52,24 @@ export function readIdentityHeader(request: Request): unknown {
   }
 }
 
+/**
+ * The identity must fit the socket attachment (2 KiB, structured-clone serialised): checked
+ * before the socket is accepted, so a bad identity refuses the connection instead of breaking it.
+ */
+function checkIdentity(identity: unknown): void {
+  if (identity === undefined) return;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(identity);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined) throw new RpcError("BAD_OPTION", "identify() must return a JSON-serialisable value.");
+  if (json.length > MAX_IDENTITY) {
+    throw new RpcError("LIMIT", `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`);
+  }
+}
+
 /** Who is calling: the attachment of the connection whose call is running. */
 export interface RpcCaller {
   identity: unknown;
@@ -114,8 +132,11 @@ export async function handleRpcRequest(
   if (resolved.identify) {
     try {
       identity = await resolved.identify(request);
+      checkIdentity(identity);
     } catch (error) {
-      return new Response(`Connection refused: ${(error as Error)?.message ?? String(error)}`, { status: 401 });
+      // The reason stays on the server: identify's errors may describe credentials.
+      console.warn(`dorpc: connection refused by identify(): ${String((error as Error)?.message ?? error)}`);
+      return new Response("Connection refused.", { status: 401 });
     }
   }
   const pair = new WebSocketPair();

@@ -12,7 +12,7 @@ export interface RpcLimits {
   maxMessageBytes: number;
   /** Deepest nesting of objects/arrays in one value. Default 64. */
   maxDepth: number;
-  /** Most nodes (objects, arrays, primitives as records) in one value. Default 1,000,000. */
+  /** Most nodes (objects, arrays, primitives, records) in one frame, all its values together. Default 1,000,000. */
   maxNodes: number;
   /** Most property reads and calls in one operation chain. Default 32. */
   maxChainLength: number;

@@ -357,7 +357,8 @@ export class ClientSession implements TransportHandler {
       if (frame && !Array.isArray(frame.body)) throw new RpcError("PROTOCOL", "Reply frame body is not an array.");
     } catch (error) {
       // The server sent something unreadable: this connection cannot be trusted any more.
-      this.transport?.close(CloseCode.PolicyViolation, (error as Error).message.slice(0, 120));
+      const e = error as RpcError;
+      this.transport?.close(e.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, e.message.slice(0, 120));
       return;
     }
     if (!frame) return; // not a dorpc frame: the Durable Object's own traffic

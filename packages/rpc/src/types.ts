@@ -12,11 +12,24 @@ export type ReservedMember =
   | "ctx"
   | "env"
   | "constructor"
+  | "prototype"
+  | "__proto__"
+  | "then"
+  | "catch"
+  | "finally"
   | "fetch"
   | "alarm"
   | "webSocketMessage"
   | "webSocketClose"
-  | "webSocketError";
+  | "webSocketError"
+  | keyof Object
+  | keyof Function
+  | "__defineGetter__"
+  | "__defineSetter__"
+  | "__lookupGetter__"
+  | "__lookupSetter__"
+  | "caller"
+  | "arguments";
 
 /** Values the wire carries (the structured clone types plus Error). */
 export type Primitive = string | number | boolean | bigint | null | undefined;
