@@ -54,6 +54,8 @@ export interface RpcClientOptions {
   heartbeat?: HeartbeatOptions | false;
   /** Keep calls queued while the socket has more than this many bytes unsent. Default 16 MiB. */
   highWaterMark?: number;
+  /** Abandon (and retry, with backoff) a connection attempt still pending after this many ms. Default 10,000. */
+  connectTimeout?: number;
 }
 
 const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
@@ -142,7 +144,11 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof highWaterMark !== "number" || !(highWaterMark > 0)) {
     throw new RpcError("BAD_OPTION", `highWaterMark must be a positive number of bytes, got ${String(highWaterMark)}.`);
   }
-  const session = new ClientSession({ transport, timeout, limits, label, reconnect, heartbeat, highWaterMark });
+  const connectTimeout = options.connectTimeout ?? 10_000;
+  if (typeof connectTimeout !== "number" || !(connectTimeout > 0) || !Number.isFinite(connectTimeout)) {
+    throw new RpcError("BAD_OPTION", `connectTimeout must be a positive number of milliseconds, got ${String(connectTimeout)}.`);
+  }
+  const session = new ClientSession({ transport, timeout, limits, label, reconnect, heartbeat, highWaterMark, connectTimeout });
   return rootProxy(session) as RpcClient<T>;
 }
 

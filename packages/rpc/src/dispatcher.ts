@@ -254,7 +254,7 @@ function refuseFrame(kind: number, body: unknown, channel: ReplyChannel): void {
   }
   const out = outboxFor(channel);
   for (const id of ids.slice(0, 1024)) {
-    out.push(id, failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")));
+    out.push(id, failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")), false);
   }
 }
 
@@ -370,11 +370,11 @@ function runCall(
   }
   if (result instanceof Promise) {
     return result.then(
-      (value) => out.push(id, ok(id, value, out)),
+      (value) => out.push(id, ok(id, value, out, target)),
       (error) => out.push(id, threw(id, error, options, out)),
     );
   }
-  out.push(id, ok(id, result, out));
+  out.push(id, ok(id, result, out, target));
   return undefined;
 }
 
@@ -440,15 +440,27 @@ function read(cursor: Cursor, target: object, name: string, i: number, label: st
     cursor.receiver = owner;
     return METHOD;
   }
-  if (typeof holder === "object" && holder !== null && holder !== target && isPlainData(holder)) {
+  if (typeof holder === "object" && holder !== null && isPlainData(holder) && !isPlatformState(target, holder)) {
     const found = readDataProperty(holder, name);
     if (found) return found.value;
   }
   return refuse(notFound(name, label));
 }
 
-function ok(id: number, value: unknown, out: Outbox): string {
+/**
+ * The object itself, its `env` and its `ctx`: never stepped into, never sent, even when a user
+ * getter hands them out (`env` is a plain object in workerd, so rule 3 alone would let
+ * `client.environment.SECRET` through).
+ */
+function isPlatformState(target: object, value: unknown): boolean {
+  return value === target || value === (target as { env?: unknown }).env || value === (target as { ctx?: unknown }).ctx;
+}
+
+function ok(id: number, value: unknown, out: Outbox, target: object): string {
   if (value === undefined) return `[${id}]`;
+  if (typeof value === "object" && value !== null && isPlatformState(target, value)) {
+    return failed(id, new RpcError("ENCODE", "Cannot send the Durable Object, its env or its ctx."));
+  }
   if (isJsonSafe(value)) return JSON.stringify([id, ReplyStatus.OkJson, value]);
   const mark = out.blobs.length;
   try {

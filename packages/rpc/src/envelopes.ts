@@ -119,9 +119,11 @@ export const CloseCode = {
   GoingAway: 1001,
   /** The peer sent something that is not a dorpc frame it can parse. */
   PolicyViolation: 1008,
-  /** The peer sent a frame larger than `limits.maxMessageBytes`. */
+  /** The peer sent a frame over a size limit (`limits.maxMessageBytes`, `limits.maxBlobs`). */
   MessageTooBig: 1009,
   InternalError: 1011,
   /** Sent by a client that got no answer to its heartbeat (application range 4000–4999). */
   HeartbeatTimeout: 4000,
+  /** Sent by a client whose connection attempt neither opened nor failed in time. */
+  ConnectTimeout: 4001,
 } as const;

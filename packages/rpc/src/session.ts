@@ -73,6 +73,8 @@ export interface SessionOptions {
   heartbeat: Required<HeartbeatOptions> | false;
   /** Hold flushing while the transport has more than this many bytes buffered. */
   highWaterMark: number;
+  /** Give up on a connection attempt that has neither opened nor failed after this many ms. */
+  connectTimeout: number;
 }
 
 /** Per-call options; see `withCallOptions`. */
@@ -284,8 +286,16 @@ export class ClientSession implements TransportHandler {
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     const transport = this.options.transport(this);
     this.transport = transport;
+    // An attempt can hang (a proxy that accepted the TCP connection and never answers): bound it,
+    // so the attempt fails into the normal close → backoff → retry path.
+    const giveUp = setTimeout(() => {
+      if (this.transport === transport && this._state !== "open") {
+        transport.close(CloseCode.ConnectTimeout, "dorpc: connect timed out");
+      }
+    }, this.options.connectTimeout);
     transport.open().then(
       () => {
+        clear(giveUp);
         if (this.transport !== transport || this._state === "disposed") return;
         this.lastReceived = Date.now();
         this.everOpened = true;
@@ -295,6 +305,7 @@ export class ClientSession implements TransportHandler {
         this.flush();
       },
       () => {
+        clear(giveUp);
         // The transport reported the failure through onClose (its contract).
       },
     );
@@ -528,6 +539,8 @@ function disconnectMessage(label: string, code: number, reason: string): string 
       return `${label} closed the connection because a frame was too big (1009${why}); raise limits.maxMessageBytes on the server or send less.`;
     case CloseCode.HeartbeatTimeout:
       return `The connection to ${label} stopped answering heartbeats and was closed before the reply arrived.`;
+    case CloseCode.ConnectTimeout:
+      return `The connection to ${label} did not open within the connect timeout.`;
     default:
       return `The connection to ${label} closed (code ${code}${why}) before the reply arrived.`;
   }
