@@ -67,7 +67,12 @@ class WebSocketTransport implements RpcTransport {
         }
         this.finish(event.code, event.reason);
       });
-      // "error" is always followed by "close"; the close event carries the code.
+      // Browsers follow "error" with "close" (which carries the code); Node's WebSocket fires only
+      // "error" when a connection is refused. Either way the attempt ends here, exactly once.
+      socket.addEventListener("error", () => {
+        if (!opened) reject(new RpcError("DISCONNECTED", `WebSocket to ${this.url} failed to open.`));
+        this.finish(1006, "connection error");
+      });
     });
   }
 
