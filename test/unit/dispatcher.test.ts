@@ -840,3 +840,20 @@ describe("the error helpers themselves", () => {
     expect(() => expectRpcError(new Error("plain"), "INTERNAL")).toThrow();
   });
 });
+
+describe("a frame with one unanswerable envelope", () => {
+  it("runs none of its calls when a later envelope has a bad id, and closes with 1008", async () => {
+    let ran = 0;
+    const target = new (class Ledger {
+      bump() {
+        return ++ran;
+      }
+    })();
+    const server = rawServer(target);
+    server.sendCalls([[1, ["bump", [0]]], [2, ["bump", [0]]], [-1, ["bump", [0]]]]);
+    expect(await server.replies()).toEqual([]);
+    expect(server.closes).toHaveLength(1);
+    expect(server.closes[0]![0]).toBe(1008);
+    expect(ran).toBe(0);
+  });
+});

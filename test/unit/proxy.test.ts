@@ -208,6 +208,19 @@ describe("the proxy", () => {
     expect(finished).toBe(2);
   });
 
+  it("reads a property of the client afresh on every await (root members are cached, results are not)", async () => {
+    const { client, paired } = setup();
+    using _ = client;
+    const first = await client.config.limits.max;
+    const member = client.config;
+    await member;
+    await member;
+    await client.config;
+    expect(first).toBe(10);
+    const sentCalls = paired.connections[0]!.sentByClient.flatMap((frame) => callsIn(frame));
+    expect(sentCalls).toHaveLength(4);
+  });
+
   it("sends a chain once however often it is awaited, like a promise", async () => {
     const { client, api } = setup();
     using _ = client;

@@ -249,9 +249,11 @@ function rootProxy(session: ClientSession): object {
       // A client is not itself awaitable: `await client` or returning it from an async
       // function must not send anything.
       if (key === "then") return undefined;
+      // Cached (the hot path reads `client.increment` on every call), so this proxy must not
+      // remember a result: awaiting `client.someGetter` reads the property afresh each time.
       let member = members.get(key);
       if (member === undefined) {
-        member = chainProxy(session, { parent: undefined, key, args: undefined });
+        member = chainProxy(session, { parent: undefined, key, args: undefined }, false);
         members.set(key, member);
       }
       return member;
@@ -265,11 +267,14 @@ function rootProxy(session: ClientSession): object {
   });
 }
 
-function chainProxy(session: ClientSession, node: ChainNode): unknown {
+function chainProxy(session: ClientSession, node: ChainNode, once = true): unknown {
   // A chain is sent once, when first awaited; awaiting it again yields the same result, like
-  // any promise (`const p = c.increment(); await p; await p;` increments once).
+  // any promise (`const p = c.increment(); await p; await p;` increments once). The cached
+  // root members (`once` false) are the exception: each await of `client.prop` reads again.
   let sent: Promise<unknown> | undefined;
-  const send = () => (sent ??= new Promise((resolve, reject) => session.call(node, resolve, reject)));
+  const send = once
+    ? () => (sent ??= new Promise((resolve, reject) => session.call(node, resolve, reject)))
+    : () => new Promise((resolve, reject) => session.call(node, resolve, reject));
   return new Proxy(chainTarget, {
     get(_target, key) {
       if (typeof key === "symbol") return key === CHAIN ? { session, node } : undefined;

@@ -53,11 +53,12 @@ export function readIdentityHeader(request: Request): unknown {
 }
 
 /**
- * The identity must fit the socket attachment (2 KiB, structured-clone serialised): checked
- * before the socket is accepted, so a bad identity refuses the connection instead of breaking it.
+ * The identity must fit the socket attachment (2 KiB, structured-clone serialised): checked and
+ * normalised to plain JSON before the socket is accepted, so a bad identity refuses the
+ * connection instead of breaking it after the upgrade.
  */
-function checkIdentity(identity: unknown): void {
-  if (identity === undefined) return;
+function toAttachable(identity: unknown): unknown {
+  if (identity === undefined) return undefined;
   let json: string | undefined;
   try {
     json = JSON.stringify(identity);
@@ -68,6 +69,8 @@ function checkIdentity(identity: unknown): void {
   if (json.length > MAX_IDENTITY) {
     throw new RpcError("LIMIT", `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`);
   }
+  // Stored as its JSON round trip: exactly what was checked, and always cloneable.
+  return JSON.parse(json);
 }
 
 /** Who is calling: the attachment of the connection whose call is running. */
@@ -131,8 +134,7 @@ export async function handleRpcRequest(
   let identity: unknown;
   if (resolved.identify) {
     try {
-      identity = await resolved.identify(request);
-      checkIdentity(identity);
+      identity = toAttachable(await resolved.identify(request));
     } catch (error) {
       // The reason stays on the server: identify's errors may describe credentials.
       console.warn(`dorpc: connection refused by identify(): ${String((error as Error)?.message ?? error)}`);

@@ -137,6 +137,8 @@ export class ClientSession implements TransportHandler {
   private pingSentAt = 0;
   /** Why the last connection ended, for `DISCONNECTED` messages. */
   private lastClose: { code: number; reason: string } | undefined;
+  /** Why this client closed the connection itself, when it refused a reply frame. */
+  private refusedReply: RpcError | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
   private everOpened = false;
 
@@ -369,6 +371,7 @@ export class ClientSession implements TransportHandler {
     } catch (error) {
       // The server sent something unreadable: this connection cannot be trusted any more.
       const e = error as RpcError;
+      this.refusedReply = e;
       this.transport?.close(e.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, e.message.slice(0, 120));
       return;
     }
@@ -409,7 +412,15 @@ export class ClientSession implements TransportHandler {
     this.lastClose = { code, reason };
     this.clearTimers();
     if (this._state === "disposed") return;
-    const error = new RpcError("DISCONNECTED", disconnectMessage(this.options.label, code, reason));
+    const refused = this.refusedReply;
+    this.refusedReply = undefined;
+    const error = new RpcError(
+      "DISCONNECTED",
+      refused
+        ? `The client closed its connection to ${this.options.label} because it refused a reply frame (${refused.code}: ${refused.message})`
+        : disconnectMessage(this.options.label, code, reason),
+      refused ? { cause: refused } : undefined,
+    );
     // Sent calls: reject (or re-queue if idempotent). Queued calls stay queued for the next connection.
     const requeue: Pending[] = [];
     for (const entry of [...this.pending.values()]) {
