@@ -15,6 +15,9 @@ export class CounterImpl {
     return this.storage.kv.get<number>("n") ?? 0;
   }
 
+  /** Does nothing: the "empty call" scenario measures a call with no argument and no result. */
+  noop(): void {}
+
   /** Returns its argument: the payload scenarios measure the wire, not the method. */
   echo<T>(value: T): T {
     return value;

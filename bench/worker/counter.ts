@@ -14,6 +14,10 @@ export class Counter extends RpcDurableObject<Env> {
     return this.#impl.getValue();
   }
 
+  noop(): void {
+    this.#impl.noop();
+  }
+
   echo<T>(value: T): T {
     return this.#impl.echo(value);
   }

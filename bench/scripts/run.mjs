@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench [-- --quick] [-- --description "…"]`
+ *
+ * Runs the bench as a vitest run (bench/vitest.bench.config.ts): the global setup starts
+ * `wrangler dev`, runs/main.bench-run.ts measures, the teardown stops wrangler and writes the
+ * log entry, the results JSON and the charts.
+ *
+ *   --quick               small samples, results to bench/results/scratch/ (CI smoke test)
+ *   --description "…"     description for the log entry
+ *   --sanity              only check that every contender answers (no timing, no log entry)
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const benchDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const repoRoot = resolve(benchDir, "..");
+
+function usage(message) {
+  if (message) process.stderr.write(`bench: ${message}\n`);
+  process.stderr.write('usage: npm run bench [-- --quick] [-- --description "what changed"] [-- --sanity]\n');
+  process.exit(message ? 2 : 0);
+}
+
+let quick = false;
+let sanity = false;
+let description = "";
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i];
+  if (arg === "--quick") quick = true;
+  else if (arg === "--sanity") sanity = true;
+  else if (arg === "--description") {
+    if (i + 1 >= args.length) usage("--description needs a value");
+    description = args[++i];
+  } else if (arg.startsWith("--description=")) description = arg.slice("--description=".length);
+  else if (arg === "--help" || arg === "-h") usage();
+  else usage(`unknown argument ${JSON.stringify(arg)}`);
+}
+
+const major = Number(process.versions.node.split(".")[0]);
+if (major < 22) {
+  usage(`Node ${process.versions.node}: the bench needs Node ≥ 22 (global WebSocket). Run it through npm from the repo root, which uses the Node 22 from node_modules.`);
+}
+for (const needed of ["packages/rpc/dist/index.js", "packages/rpc/dist/server.js", "packages/routing/dist/index.js"]) {
+  if (!existsSync(join(repoRoot, needed))) usage(`${needed} is missing: run \`npm run build\` (or \`npm install\`) at the repo root first`);
+}
+
+const env = {
+  ...process.env,
+  BENCH_QUICK: quick ? "1" : "0",
+  BENCH_DESCRIPTION: description,
+  BENCH_STARTED_AT: new Date().toISOString(),
+};
+const vitest = join(repoRoot, "node_modules", "vitest", "vitest.mjs");
+const child = spawn(process.execPath, [vitest, "run", "--config", join(benchDir, "vitest.bench.config.ts"), sanity ? "sanity.bench-run" : "main.bench-run"], {
+  cwd: repoRoot,
+  env,
+  stdio: "inherit",
+});
+
+// Ctrl-C reaches vitest too (same process group); vitest's global teardown and the wrangler
+// launcher's signal hooks stop wrangler and workerd. Wait for that instead of exiting first.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    if (signal !== "SIGINT") child.kill(signal);
+  });
+}
+child.on("exit", (code, signal) => {
+  process.exit(code ?? (signal ? 130 : 1));
+});

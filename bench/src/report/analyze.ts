@@ -1,0 +1,161 @@
+/**
+ * From raw blocks to the numbers the log shows. Nothing is estimated: every percentile is an
+ * observed sample, every rate is calls counted over time measured, every ratio is formed per
+ * round (same round = neighbouring blocks, so drift cancels) and summarised as median [min–max].
+ */
+import type { Block, Row, RowStatus } from "../measure.js";
+import type { RawRun, ScenarioInfo } from "../raw.js";
+import { relativeRange, spread, summarize, percentileSorted, sortedCopy, type Spread, type Summary } from "../stats.js";
+
+export interface RowStats {
+  contender: string;
+  status: RowStatus;
+  /** Latency over all samples of all rounds, µs (per sample: one call, or two for the pair). */
+  latency: Summary | null;
+  /** Handshake-only latency (connect scenarios), µs. */
+  handshake: Summary | null;
+  /** Calls per second: calls ÷ timed wall time (throughput: completed before the deadline ÷ duration). */
+  callsPerSec: number | null;
+  sentBytesPerCall: number | null;
+  recvBytesPerCall: number | null;
+  framesPerCall: number | null;
+  sentFramesPerCall: number | null;
+  recvFramesPerCall: number | null;
+  cpuUsPerCall: number | null;
+  /** The per-round metric (p50 µs, or calls/s for throughput scenarios), in round order. */
+  perRound: (number | null)[];
+  /** (max − min) / median of perRound. */
+  roundSpread: number | null;
+}
+
+export interface Ratio {
+  versus: string;
+  spread: Spread | null;
+}
+
+export interface ScenarioStats {
+  info: ScenarioInfo;
+  /** Throughput scenarios compare calls/s (higher is better); the others p50 latency (lower is better). */
+  metric: "p50" | "callsPerSec";
+  rows: RowStats[];
+  /** dorpc ÷ each comparison contender, per round. */
+  ratios: Ratio[];
+}
+
+export function isThroughput(info: ScenarioInfo): boolean {
+  return info.kind === "inflight" || info.kind === "clients";
+}
+
+function sum(blocks: Block[], pick: (b: Block) => number): number {
+  return blocks.reduce((total, b) => total + pick(b), 0);
+}
+
+function blockMetric(info: ScenarioInfo, block: Block): number {
+  if (isThroughput(info)) return block.calls / (block.wallNs / 1e9);
+  return percentileSorted(sortedCopy(block.latUs), 50);
+}
+
+function rowStats(info: ScenarioInfo, row: Row, rounds: number): RowStats {
+  const blocks = row.blocks;
+  const empty = blocks.length === 0;
+  const latency = empty ? null : summarize(blocks.flatMap((b) => b.latUs));
+  const handshakeSamples = blocks.flatMap((b) => b.handshakeUs ?? []);
+  const measured = sum(blocks, (b) => b.callsMeasured);
+  const perCall = (v: number) => (measured > 0 ? v / measured : null);
+  const perRound: (number | null)[] = Array.from({ length: rounds }, (_, r) => {
+    const block = blocks.find((b) => b.round === r);
+    return block ? blockMetric(info, block) : null;
+  });
+  return {
+    contender: row.contender,
+    status: row.status,
+    latency,
+    handshake: handshakeSamples.length ? summarize(handshakeSamples) : null,
+    callsPerSec: empty ? null : sum(blocks, (b) => b.calls) / (sum(blocks, (b) => b.wallNs) / 1e9),
+    sentBytesPerCall: perCall(sum(blocks, (b) => b.wire.sentBytes)),
+    recvBytesPerCall: perCall(sum(blocks, (b) => b.wire.recvBytes)),
+    framesPerCall: perCall(sum(blocks, (b) => b.wire.sentFrames + b.wire.recvFrames)),
+    sentFramesPerCall: perCall(sum(blocks, (b) => b.wire.sentFrames)),
+    recvFramesPerCall: perCall(sum(blocks, (b) => b.wire.recvFrames)),
+    cpuUsPerCall: perCall(sum(blocks, (b) => b.cpuUs)),
+    perRound,
+    roundSpread: relativeRange(perRound.filter((v): v is number => v !== null)),
+  };
+}
+
+/** The contenders dorpc is divided by, per contender set. */
+export const COMPARISONS: Record<ScenarioInfo["set"], { subject: string; versus: string[] }> = {
+  main: { subject: "dorpc", versus: ["capnweb", "floor"] },
+  routing: { subject: "dorpc", versus: ["dorpc-direct"] },
+};
+
+export function analyze(raw: RawRun): ScenarioStats[] {
+  return raw.scenarios.map((info) => {
+    const rows = raw.rows.filter((r) => r.scenario === info.id).map((r) => rowStats(info, r, raw.rounds));
+    const { subject, versus } = COMPARISONS[info.set];
+    const subjectRow = rows.find((r) => r.contender === subject);
+    const ratios = versus.map((name) => {
+      const other = rows.find((r) => r.contender === name);
+      if (!subjectRow || !other || subjectRow.status.kind !== "ok" || other.status.kind !== "ok") return { versus: name, spread: null };
+      const paired: number[] = [];
+      for (let r = 0; r < raw.rounds; r++) {
+        const a = subjectRow.perRound[r];
+        const b = other.perRound[r];
+        if (a != null && b != null && b > 0) paired.push(a / b);
+      }
+      return { versus: name, spread: spread(paired) };
+    });
+    return { info, metric: isThroughput(info) ? "callsPerSec" : "p50", rows, ratios };
+  });
+}
+
+export interface Target {
+  label: string;
+  scenario: string;
+  versus: string;
+  /** "≤" for latency ratios, "≥" for throughput ratios, "works" for support. */
+  op: "≤" | "≥" | "works";
+  bound: number;
+  /** The measured value (median ratio) and its per-round range. */
+  value: Spread | null;
+  met: boolean | null;
+  note: string;
+}
+
+export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
+  const find = (id: string) => stats.find((s) => s.info.id === id);
+  const counterId = (name: string) => (find(`counter-large-${name}`) ? `counter-large-${name}` : `counter-${name}`);
+  const out: Target[] = [];
+  const ratioTarget = (label: string, id: string, versus: string, op: "≤" | "≥", bound: number) => {
+    const s = find(id);
+    const ratio = s?.ratios.find((r) => r.versus === versus)?.spread ?? null;
+    const row = s?.rows.find((r) => r.contender === "dorpc");
+    const other = s?.rows.find((r) => r.contender === versus);
+    let note = "";
+    if (!s) note = "not measured in this mode";
+    else if (row?.status.kind !== "ok") note = `dorpc ${row?.status.kind}: ${"reason" in (row?.status ?? {}) ? (row!.status as { reason: string }).reason : ""}`;
+    else if (other?.status.kind !== "ok") note = `${versus} ${other?.status.kind}`;
+    const met = ratio ? (op === "≤" ? ratio.median <= bound : ratio.median >= bound) : null;
+    out.push({ label, scenario: id, versus, op, bound, value: ratio, met, note: note || (quick ? "quick run: small samples" : "") });
+  };
+  for (const [label, id] of [
+    ["empty call p50", "payload-empty"],
+    ["increment() p50", counterId("increment")],
+    ["getValue() p50", counterId("getValue")],
+    ["small string p50", "payload-small-string"],
+  ] as const) {
+    ratioTarget(`${label} vs Cap'n Web`, id, "capnweb", "≤", 0.85);
+    ratioTarget(`${label} vs floor`, id, "floor", "≤", 1.15);
+  }
+  ratioTarget("nested object p50 vs Cap'n Web", "payload-nested-object", "capnweb", "≤", 0.9);
+  ratioTarget("1,000 structs p50 vs Cap'n Web", "payload-structs-1000", "capnweb", "≤", 0.9);
+  ratioTarget("Uint8Array 1 MiB p50 vs Cap'n Web", "payload-u8-1m", "capnweb", "≤", 0.5);
+  ratioTarget("Uint8Array 10 MiB p50 vs Cap'n Web", "payload-u8-10m", "capnweb", "≤", 0.5);
+  ratioTarget("throughput, 64 in flight, vs Cap'n Web", "inflight-64", "capnweb", "≥", 1.5);
+  for (const [label, id] of [["rich value works", "payload-rich"], ["cyclic graph works", "payload-cyclic"]] as const) {
+    const row = find(id)?.rows.find((r) => r.contender === "dorpc");
+    const ok = row?.status.kind === "ok" && (row.latency?.n ?? 0) > 0;
+    out.push({ label, scenario: id, versus: "", op: "works", bound: 0, value: null, met: row ? ok : null, note: row && !ok ? `${row.status.kind}: ${"reason" in row.status ? row.status.reason : ""}` : "" });
+  }
+  return out;
+}
