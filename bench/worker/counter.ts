@@ -22,3 +22,11 @@ export class Counter extends RpcDurableObject<Env> {
     return this.#impl.echo(value);
   }
 }
+
+/**
+ * The same Counter served with `hibernation: false`: sockets are `accept()`ed, trading
+ * hibernation for lower per-call latency under workerd (the bench's `dorpc-live` contender).
+ */
+export class CounterLive extends Counter {
+  static override rpcOptions = { exposeErrorStack: true, hibernation: false };
+}

@@ -2,6 +2,8 @@
 interface Env {
   /** dorpc (RpcDurableObject), reached through routeDORequest at /__rpc/COUNTER/<instance>. */
   COUNTER: DurableObjectNamespace<import("./counter.js").Counter>;
+  /** dorpc with `hibernation: false`, reached at /__rpc/COUNTER_LIVE/<instance>. */
+  COUNTER_LIVE: DurableObjectNamespace<import("./counter.js").CounterLive>;
   /** Cap'n Web contender, reached at /capnweb/<instance>. */
   CAPNWEB_COUNTER: DurableObjectNamespace<import("./capnweb-counter.js").CapnwebCounter>;
   /** Raw-WebSocket floor contender, reached at /floor/<instance>. */

@@ -12,7 +12,7 @@
  */
 import { routeDORequest } from "@dorpc/routing";
 
-export { Counter } from "./counter.js";
+export { Counter, CounterLive } from "./counter.js";
 export { CapnwebCounter } from "./capnweb-counter.js";
 export { FloorAcceptCounter, FloorCounter } from "./floor-counter.js";
 

@@ -4,7 +4,7 @@ import { closeAndWait, countingWebSocket, type WireCounters } from "../wire.js";
 import { elapsedNs, type Connected, type Contender, type CounterMethods, type CountingSocket } from "./types.js";
 
 /** A dorpc contender; `prefix` picks the Worker route (routeDORequest or the hand-written one). */
-export function dorpcContender(name: string, label: string, prefix: string): Contender {
+export function dorpcContender(name: string, label: string, prefix: string, binding = "COUNTER"): Contender {
   return {
     name,
     label,
@@ -18,7 +18,7 @@ export function dorpcContender(name: string, label: string, prefix: string): Con
         WebSocket: WebSocketClass as unknown as NonNullable<RpcClientOptions["WebSocket"]>,
       };
       const start = process.hrtime.bigint();
-      const client = createRpcClient<CounterMethods>("COUNTER", instance, options);
+      const client = createRpcClient<CounterMethods>(binding, instance, options);
       await client.getValue();
       const totalNs = elapsedNs(start);
       if (!socket) throw new Error("dorpc did not construct a WebSocket through the counting class");
@@ -42,3 +42,11 @@ export function dorpcContender(name: string, label: string, prefix: string): Con
 }
 
 export const dorpc = dorpcContender("dorpc", "dorpc (routeDORequest, /__rpc/COUNTER/<instance>)", "/__rpc");
+
+/** The same Counter class served with `hibernation: false` (plain accepted sockets). */
+export const dorpcLive = dorpcContender(
+  "dorpc-live",
+  "dorpc with hibernation: false (routeDORequest, /__rpc/COUNTER_LIVE/<instance>)",
+  "/__rpc",
+  "COUNTER_LIVE",
+);

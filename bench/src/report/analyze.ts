@@ -109,6 +109,23 @@ export function analyze(raw: RawRun): ScenarioStats[] {
   });
 }
 
+/**
+ * `subject ÷ versus` as the median and range of per-round paired ratios, for pairs outside
+ * `COMPARISONS` (e.g. dorpc-live in the targets).
+ */
+export function pairedRatio(s: ScenarioStats, subject: string, versus: string): Spread | null {
+  const a = s.rows.find((r) => r.contender === subject);
+  const b = s.rows.find((r) => r.contender === versus);
+  if (!a || !b || a.status.kind !== "ok" || b.status.kind !== "ok") return null;
+  const paired: number[] = [];
+  for (let r = 0; r < a.perRound.length; r++) {
+    const x = a.perRound[r];
+    const y = b.perRound[r];
+    if (x != null && y != null && y > 0) paired.push(x / y);
+  }
+  return spread(paired);
+}
+
 export interface Target {
   label: string;
   scenario: string;
@@ -126,14 +143,14 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
   const find = (id: string) => stats.find((s) => s.info.id === id);
   const counterId = (name: string) => (find(`counter-large-${name}`) ? `counter-large-${name}` : `counter-${name}`);
   const out: Target[] = [];
-  const ratioTarget = (label: string, id: string, versus: string, op: "≤" | "≥", bound: number) => {
+  const ratioTarget = (label: string, id: string, versus: string, op: "≤" | "≥", bound: number, subject = "dorpc") => {
     const s = find(id);
-    const ratio = s?.ratios.find((r) => r.versus === versus)?.spread ?? null;
-    const row = s?.rows.find((r) => r.contender === "dorpc");
+    const ratio = subject === "dorpc" ? (s?.ratios.find((r) => r.versus === versus)?.spread ?? null) : s ? pairedRatio(s, subject, versus) : null;
+    const row = s?.rows.find((r) => r.contender === subject);
     const other = s?.rows.find((r) => r.contender === versus);
     let note = "";
     if (!s) note = "not measured in this mode";
-    else if (row?.status.kind !== "ok") note = `dorpc ${row?.status.kind}: ${"reason" in (row?.status ?? {}) ? (row!.status as { reason: string }).reason : ""}`;
+    else if (row?.status.kind !== "ok") note = `${subject} ${row?.status.kind}: ${"reason" in (row?.status ?? {}) ? (row!.status as { reason: string }).reason : ""}`;
     else if (other?.status.kind !== "ok") note = `${versus} ${other?.status.kind}`;
     const met = ratio ? (op === "≤" ? ratio.median <= bound : ratio.median >= bound) : null;
     out.push({ label, scenario: id, versus, op, bound, value: ratio, met, note: note || (quick ? "quick run: small samples" : "") });
@@ -152,6 +169,25 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
   ratioTarget("Uint8Array 1 MiB p50 vs Cap'n Web", "payload-u8-1m", "capnweb", "≤", 0.5);
   ratioTarget("Uint8Array 10 MiB p50 vs Cap'n Web", "payload-u8-10m", "capnweb", "≤", 0.5);
   ratioTarget("throughput, 64 in flight, vs Cap'n Web", "inflight-64", "capnweb", "≥", 1.5);
+  // The same targets for `hibernation: false`, whose like-for-like floor is floor-accept (Cap'n
+  // Web also serves from an accepted, non-hibernatable socket).
+  const live = "dorpc-live";
+  if (stats.some((s) => s.rows.some((r) => r.contender === live))) {
+    for (const [label, id] of [
+      ["empty call p50", "payload-empty"],
+      ["increment() p50", counterId("increment")],
+      ["getValue() p50", counterId("getValue")],
+      ["small string p50", "payload-small-string"],
+    ] as const) {
+      ratioTarget(`[live] ${label} vs Cap'n Web`, id, "capnweb", "≤", 0.85, live);
+      ratioTarget(`[live] ${label} vs floor-accept`, id, "floor-accept", "≤", 1.15, live);
+    }
+    ratioTarget("[live] nested object p50 vs Cap'n Web", "payload-nested-object", "capnweb", "≤", 0.9, live);
+    ratioTarget("[live] 1,000 structs p50 vs Cap'n Web", "payload-structs-1000", "capnweb", "≤", 0.9, live);
+    ratioTarget("[live] Uint8Array 1 MiB p50 vs Cap'n Web", "payload-u8-1m", "capnweb", "≤", 0.5, live);
+    ratioTarget("[live] Uint8Array 10 MiB p50 vs Cap'n Web", "payload-u8-10m", "capnweb", "≤", 0.5, live);
+    ratioTarget("[live] throughput, 64 in flight, vs Cap'n Web", "inflight-64", "capnweb", "≥", 1.5, live);
+  }
   for (const [label, id] of [["rich value works", "payload-rich"], ["cyclic graph works", "payload-cyclic"]] as const) {
     const row = find(id)?.rows.find((r) => r.contender === "dorpc");
     const ok = row?.status.kind === "ok" && (row.latency?.n ?? 0) > 0;

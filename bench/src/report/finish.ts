@@ -60,7 +60,7 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   mkdirSync(settings.resultsDir, { recursive: true });
   mkdirSync(dirname(settings.logPath), { recursive: true });
 
-  const main = ["dorpc", "capnweb", "floor", "floor-accept"].filter((c) => raw.contenders.some((x) => x.name === c));
+  const main = ["dorpc", "dorpc-live", "capnweb", "floor", "floor-accept"].filter((c) => raw.contenders.some((x) => x.name === c));
   const routing = ["dorpc", "dorpc-direct"];
   const byGroup = (...groups: string[]) => stats.filter((s) => groups.includes(s.info.group));
   const charts: { title: string; file: string; svg: string }[] = [];

@@ -47,6 +47,14 @@ export interface RpcServerOptions {
    * 401. Example: `identify: readIdentityHeader` behind `routeDORequest` + `withIdentity`.
    */
   identify?: (request: Request) => unknown;
+  /**
+   * `true` (default): sockets are accepted with the hibernation API (`ctx.acceptWebSocket`), so
+   * the object can be evicted between messages and heartbeats never wake it. `false`: sockets are
+   * `accept()`ed and served from event listeners — measurably lower latency per call under
+   * workerd (see docs/performance.md), but the object stays in memory while any client is
+   * connected and every socket closes when the object is reset.
+   */
+  hibernation?: boolean;
 }
 
 /** Options after validation, with the derived policy. */
@@ -57,6 +65,7 @@ export interface ResolvedServerOptions {
   readonly prefix: string;
   readonly sequential: boolean;
   readonly identify: ((request: Request) => unknown) | undefined;
+  readonly hibernation: boolean;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -82,8 +91,12 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (options?.identify !== undefined && typeof options.identify !== "function") {
     throw new RpcError("BAD_OPTION", "identify must be a function of the upgrade request.");
   }
+  if (options?.hibernation !== undefined && typeof options.hibernation !== "boolean") {
+    throw new RpcError("BAD_OPTION", `hibernation must be true or false, got ${JSON.stringify(options.hibernation)}.`);
+  }
   out = Object.freeze({
     identify: options?.identify,
+    hibernation: options?.hibernation !== false,
     sequential: ordering === "sequential",
     exposeErrorStack: options?.exposeErrorStack === true,
     limits,

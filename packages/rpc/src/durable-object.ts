@@ -10,7 +10,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import { currentChannel, dispatchFrame, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import {
+  currentChannel,
+  dispatchFrame,
+  resolveServerOptions,
+  type ResolvedServerOptions,
+  type RpcServerOptions,
+} from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -89,7 +95,7 @@ export interface RpcCaller {
 export function rpcCaller(): RpcCaller | undefined {
   const socket = currentChannel() as WebSocket | undefined;
   if (!socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
-  const attachment = socket.deserializeAttachment() as RpcAttachment | null;
+  const attachment = liveAttachments.get(socket) ?? (socket.deserializeAttachment() as RpcAttachment | null);
   return { identity: attachment?.identity, connectedAt: attachment?.connectedAt ?? 0, socket };
 }
 
@@ -143,18 +149,42 @@ export async function handleRpcRequest(
   }
   const pair = new WebSocketPair();
   const server = pair[1];
-  ctx.acceptWebSocket(server, [RPC_SOCKET_TAG]);
-  // Heartbeats are answered by the runtime: a client can detect a dead peer without ever
-  // waking this object from hibernation.
-  // An object can have only one auto-response pair: if the application set its own, keep it
-  // (heartbeats then reach webSocketMessage, which answers them too).
-  if (!ctx.getWebSocketAutoResponse()) {
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(HEARTBEAT_PING, HEARTBEAT_PONG));
-  }
   const attachment: RpcAttachment = { v: 1, connectedAt: Date.now() };
   if (identity !== undefined) attachment.identity = identity;
-  server.serializeAttachment(attachment);
+  if (resolved.hibernation) {
+    ctx.acceptWebSocket(server, [RPC_SOCKET_TAG]);
+    // Heartbeats are answered by the runtime: a client can detect a dead peer without ever
+    // waking this object from hibernation. An object has only one auto-response pair: if the
+    // application set its own, keep it (heartbeats then reach webSocketMessage, which answers).
+    if (!ctx.getWebSocketAutoResponse()) {
+      ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(HEARTBEAT_PING, HEARTBEAT_PONG));
+    }
+    server.serializeAttachment(attachment);
+  } else {
+    acceptLive(server, target, resolved, attachment);
+  }
   return new Response(null, { status: 101, webSocket: pair[0] });
+}
+
+/** Attachments of sockets accepted with `hibernation: false` (they live as long as the object). */
+const liveAttachments = new WeakMap<WebSocket, RpcAttachment>();
+
+/**
+ * `hibernation: false`: a plain `accept()`ed socket whose messages are dispatched from event
+ * listeners. Lower latency per message in workerd (no hibernatable event per message), but the
+ * object stays in memory while the socket is open and the socket dies with the object.
+ */
+function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerOptions, attachment: RpcAttachment): void {
+  (server as { binaryType?: string }).binaryType = "arraybuffer";
+  server.accept();
+  liveAttachments.set(server, attachment);
+  server.addEventListener("message", (event) => {
+    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server)) {
+      closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
+    }
+  });
+  server.addEventListener("close", (event) => closeQuietly(server, event.code, event.reason));
+  server.addEventListener("error", () => closeQuietly(server, 1011, "dorpc: socket error."));
 }
 
 /** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
