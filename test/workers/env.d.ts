@@ -5,6 +5,7 @@ declare namespace Cloudflare {
     MY_COUNTER: DurableObjectNamespace<import("./objects.js").MyCounter>;
     WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
+    LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
     SECRET: string;
   }
 }

@@ -253,3 +253,13 @@ export class Manual extends DurableObject<Env> {
     throw new RangeError("manual failure");
   }
 }
+
+/** Counter served with `hibernation: false`: sockets are accept()ed, not hibernatable. */
+export class LiveCounter extends Counter {
+  static override rpcOptions = { exposeErrorStack: true, hibernation: false } satisfies RpcServerOptions;
+
+  /** How many sockets the hibernation API holds for this object (0 for accepted sockets). */
+  hibernatableSockets(): number {
+    return this.ctx.getWebSockets().length;
+  }
+}
