@@ -634,8 +634,17 @@ function childrenOf(record: WireRecord): number[] {
     case T.SET:
       return p as number[];
     case T.OBJECT:
-    case T.MAP:
-      return (p as [number, number][]).flat();
+    case T.MAP: {
+      // A plain loop: Array.prototype.flat is several times slower in V8 on this hot path.
+      const pairs = p as [number, number][];
+      const out: number[] = new Array(pairs.length * 2);
+      for (let j = 0; j < pairs.length; j++) {
+        const pair = pairs[j]!;
+        out[2 * j] = pair[0];
+        out[2 * j + 1] = pair[1];
+      }
+      return out;
+    }
     case T.ERROR: {
       const { cause, props } = p as { cause?: number; props?: [number, number][] };
       const out = cause !== undefined ? [cause] : [];
