@@ -15,35 +15,7 @@ export const calls = (body: unknown): string => `${MARK}C${JSON.stringify(body)}
 /** One call: `[[id, chain]]`. */
 export const call = (id: number, ...chain: unknown[]): string => calls([[id, chain]]);
 
-/**
- * A binary frame laid out as packages/rpc/src/frame.ts reads it: mark, kind, two zero bytes,
- * u32 blob count, u32 header length, u32 per blob (little-endian), header, blobs. `layout`
- * overrides the declared numbers to lie about them.
- */
-export function binaryFrame(
-  header: string | Uint8Array,
-  blobs: Uint8Array[] = [],
-  layout: { kind?: number; blobCount?: number; headerLength?: number; lengths?: number[] } = {},
-): Uint8Array {
-  const head = typeof header === "string" ? new TextEncoder().encode(header) : header;
-  const lengths = layout.lengths ?? blobs.map((b) => b.byteLength);
-  const total = 12 + 4 * lengths.length + head.byteLength + blobs.reduce((n, b) => n + b.byteLength, 0);
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  out[0] = 0x1e;
-  out[1] = layout.kind ?? 0x43;
-  view.setUint32(4, layout.blobCount ?? lengths.length, true);
-  view.setUint32(8, layout.headerLength ?? head.byteLength, true);
-  lengths.forEach((length, i) => view.setUint32(12 + 4 * i, length, true));
-  let at = 12 + 4 * lengths.length;
-  out.set(head, at);
-  at += head.byteLength;
-  for (const blob of blobs) {
-    out.set(blob, at);
-    at += blob.byteLength;
-  }
-  return out;
-}
+export { binaryFrame } from "../support/binary-frame.js";
 
 /** A reply envelope as the server sent it: `[id]`, `[id, 0|1|2, value]`, `[id, 3, code, message]`. */
 export type Reply = [number, ...unknown[]];

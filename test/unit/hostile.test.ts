@@ -3,6 +3,7 @@ import { decode, encode } from "../../packages/rpc/src/index.js";
 import { RpcError, type RpcErrorCode } from "../../packages/rpc/src/errors.js";
 import type { RpcLimits } from "../../packages/rpc/src/limits.js";
 import { callFrame, expectRpcError, expectThrowsCode, rawServer, thrownBy } from "./helpers.js";
+import { binaryFrame as buildBinaryFrame, type BinaryLayout } from "../support/binary-frame.js";
 
 // ---------------------------------------------------------------------------------------------
 // Frame builders
@@ -15,35 +16,9 @@ const records = (table: unknown): string => "\u001eV" + JSON.stringify([1, table
 /** A text value frame carrying JSON (the fast path), given as raw JSON text. */
 const jsonText = (text: string): string => `\u001eV[0,${text}]`;
 
-interface BinaryLayout {
-  kind?: number;
-  /** Override the declared blob count / header length / blob lengths. */
-  blobCount?: number;
-  headerLength?: number;
-  lengths?: number[];
-}
-
-/** A binary frame as frame.ts lays it out, with optional lies in its length fields. */
-function binaryFrame(header: string | Uint8Array, blobs: Uint8Array[], layout: BinaryLayout = {}): Uint8Array {
-  const head = typeof header === "string" ? new TextEncoder().encode(header) : header;
-  const lengths = layout.lengths ?? blobs.map((b) => b.byteLength);
-  const total = 12 + 4 * lengths.length + head.byteLength + blobs.reduce((n, b) => n + b.byteLength, 0);
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  out[0] = 0x1e;
-  out[1] = layout.kind ?? VALUE;
-  view.setUint32(4, layout.blobCount ?? lengths.length, true);
-  view.setUint32(8, layout.headerLength ?? head.byteLength, true);
-  lengths.forEach((length, i) => view.setUint32(12 + 4 * i, length, true));
-  let at = 12 + 4 * lengths.length;
-  out.set(head, at);
-  at += head.byteLength;
-  for (const blob of blobs) {
-    out.set(blob, at);
-    at += blob.byteLength;
-  }
-  return out;
-}
+/** A binary value frame (kind "V") as frame.ts lays it out, with optional lies in its length fields. */
+const binaryFrame = (header: string | Uint8Array, blobs: Uint8Array[], layout: BinaryLayout = {}): Uint8Array =>
+  buildBinaryFrame(header, blobs, { kind: VALUE, ...layout });
 
 /** A binary value frame whose records refer to `blobs`. */
 const recordsWithBlobs = (table: unknown, blobs: Uint8Array[]): Uint8Array => binaryFrame(JSON.stringify([1, table]), blobs);
