@@ -54,7 +54,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   process.stderr.write("bench: starting wrangler dev …\n");
   const started = Date.now();
-  const dev = await startWranglerDev({ config: "wrangler.toml", persistTo: state, timeoutMs: 90_000 });
+  const dev = await startWranglerDev({
+    config: "wrangler.toml",
+    persistTo: state,
+    timeoutMs: 90_000,
+    env: { X_LOCAL_OBSERVABILITY: settings.localObservability ? "true" : "false" },
+  });
   process.stderr.write(`bench: wrangler dev ready at ${dev.baseUrl} after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   project.provide("baseUrl", dev.baseUrl);
   project.provide("rawPath", settings.rawPath);

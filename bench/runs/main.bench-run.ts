@@ -66,7 +66,7 @@ it("measures every scenario for every contender", async () => {
   const { rounds, scenarios } = plan(settings.quick);
   const tag = settings.startedAt.replace(/[^0-9]/g, "").slice(0, 14);
   const loadBefore = loadAverage();
-  const env = environment();
+  const env = environment(settings.localObservability);
   progress(`bench: ${settings.quick ? "QUICK" : "full"} run, ${scenarios.length} scenarios × ${rounds} rounds, contenders ${MAIN.map((c) => c.name).join(", ")} (routing: ${ROUTING.map((c) => c.name).join(" vs ")})`);
   if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("gc() is not exposed: run through `npm run bench` (node --expose-gc)");
 

@@ -9,6 +9,10 @@
  *   --quick               small samples, results to bench/results/scratch/ (CI smoke test)
  *   --description "…"     description for the log entry
  *   --sanity              only check that every contender answers (no timing, no log entry)
+ *   --local-observability keep wrangler dev's local observability on (its default). Off by
+ *                         default here: it writes a trace to SQLite, with an fsync, for every
+ *                         invocation, and a hibernatable socket makes every message an invocation
+ *                         (docs/performance.md has the measurements)
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -20,18 +24,20 @@ const repoRoot = resolve(benchDir, "..");
 
 function usage(message) {
   if (message) process.stderr.write(`bench: ${message}\n`);
-  process.stderr.write('usage: npm run bench [-- --quick] [-- --description "what changed"] [-- --sanity]\n');
+  process.stderr.write('usage: npm run bench [-- --quick] [-- --description "what changed"] [-- --sanity] [-- --local-observability]\n');
   process.exit(message ? 2 : 0);
 }
 
 let quick = false;
 let sanity = false;
+let localObservability = false;
 let description = "";
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const arg = args[i];
   if (arg === "--quick") quick = true;
   else if (arg === "--sanity") sanity = true;
+  else if (arg === "--local-observability") localObservability = true;
   else if (arg === "--description") {
     if (i + 1 >= args.length) usage("--description needs a value");
     description = args[++i];
@@ -52,6 +58,7 @@ const env = {
   ...process.env,
   BENCH_QUICK: quick ? "1" : "0",
   BENCH_DESCRIPTION: description,
+  BENCH_LOCAL_OBSERVABILITY: localObservability ? "1" : "0",
   BENCH_STARTED_AT: new Date().toISOString(),
 };
 const vitest = join(repoRoot, "node_modules", "vitest", "vitest.mjs");

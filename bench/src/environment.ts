@@ -13,6 +13,8 @@ export interface Environment {
   dorpc: string;
   compatibilityDate: string;
   compatibilityFlags: string;
+  /** wrangler dev's local observability (X_LOCAL_OBSERVABILITY): on = a trace stored per invocation. Absent in runs before it was recorded. */
+  localObservability?: boolean;
   cpuModel: string;
   cores: number;
   memoryGiB: number;
@@ -43,7 +45,7 @@ export function gitState(): { hash: string; dirty: boolean } {
   return { hash, dirty };
 }
 
-export function environment(): Environment {
+export function environment(localObservability: boolean): Environment {
   const toml = readFileSync(join(REPO_ROOT, "wrangler.toml"), "utf8");
   const cpu = cpus();
   const { hash, dirty } = gitState();
@@ -55,6 +57,7 @@ export function environment(): Environment {
     dorpc: `@dorpc/rpc ${version("packages/rpc/package.json")}, @dorpc/routing ${version("packages/routing/package.json")} (this checkout)`,
     compatibilityDate: /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1] ?? "?",
     compatibilityFlags: /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1]?.replace(/"/g, "").trim() ?? "",
+    localObservability,
     cpuModel: cpu[0]?.model?.trim() ?? "?",
     cores: cpu.length,
     memoryGiB: Math.round(totalmem() / 2 ** 30),

@@ -9,15 +9,31 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/**
+ * The repository root: the nearest directory above this module whose package.json declares
+ * workspaces. Searched, not a fixed `../..`, because the bench also runs this file bundled into
+ * bench/results/scratch/.
+ */
+function findRepoRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && "workspaces" in (JSON.parse(readFileSync(manifest, "utf8")) as object)) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json with workspaces above ${from}`);
+  }
+}
+
+export const REPO_ROOT = findRepoRoot(dirname(fileURLToPath(import.meta.url)));
 
 export interface WranglerDev {
   /** `http://127.0.0.1:PORT` */
   readonly baseUrl: string;
   readonly port: number;
+  /** workerd's DevTools inspector port (`--inspector-port`), for profiling the Worker and its Durable Objects. */
+  readonly inspectorPort: number;
   /** Everything wrangler printed so far (for diagnostics). */
   output(): string;
   /** Stops wrangler and workerd; resolves when the process group is gone. Idempotent. */
@@ -35,6 +51,8 @@ export interface StartOptions {
   persistTo?: string;
   /** Extra `--var NAME:VALUE` pairs. */
   vars?: Record<string, string>;
+  /** Extra environment variables for wrangler (e.g. `X_LOCAL_OBSERVABILITY`). */
+  env?: Record<string, string>;
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -106,7 +124,7 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
     cwd: REPO_ROOT,
     detached: true, // own process group: we kill wrangler and workerd together
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1", ...options.env },
   });
   live.add(child);
   let log = "";
@@ -149,5 +167,5 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
     }
     await new Promise((done) => setTimeout(done, 250));
   }
-  return { baseUrl, port, output: () => log, stop };
+  return { baseUrl, port, inspectorPort, output: () => log, stop };
 }

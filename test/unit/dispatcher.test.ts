@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createRpcClient } from "../../packages/rpc/src/index.js";
 import { closeReason, type RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import { readFrame } from "../../packages/rpc/src/frame.js";
+import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";
 import { pairWith } from "../support/paired-transport.js";
 import { expectRejectsCode, expectRpcError, rawServer, rejectionOf, settle, type Outcome } from "./helpers.js";
@@ -634,6 +636,25 @@ describe("ordering", () => {
       [2, 0, 2],
       [3, 0, 2],
     ]);
+  });
+
+  it("sends the replies of synchronous calls before dispatchFrame returns; an awaiting call's reply follows on its own", async () => {
+    const log: string[] = [];
+    const server = rawServer(orderedTarget(log), { ordering: "concurrent" });
+    server.sendCalls([
+      [1, ["second", [0]]],
+      [2, ["third", [0]]],
+      [3, ["second", [0]]],
+    ]);
+    // Synchronously after the dispatch: calls 1 and 3 are answered, call 2 is still awaiting.
+    expect(server.sent).toHaveLength(1);
+    expect(readFrame(server.sent[0]!, DEFAULT_LIMITS)!.body).toEqual([
+      [1, 0, 2],
+      [3, 0, 2],
+    ]);
+    const replies = await server.replies();
+    expect(server.sent).toHaveLength(2);
+    expect(replies[2]).toEqual([2, 0, 3]);
   });
 });
 

@@ -1,4 +1,4 @@
-// @ungap/structured-clone ships no types; the unit tests use only these two functions.
+// @ungap/structured-clone ships no types; the unit tests and the bench's codec micro-benchmark use only these two functions.
 declare module "@ungap/structured-clone" {
   export type UngapRecord = [type: number | string, value?: unknown];
   export function serialize(value: unknown, options?: { json?: boolean; lossy?: boolean }): UngapRecord[];

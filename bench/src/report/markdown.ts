@@ -190,6 +190,9 @@ export function entryMarkdown(raw: RawRun, stats: ScenarioStats[], targets: Targ
   parts.push(`| capnweb | ${env.capnweb} |`);
   parts.push(`| dorpc | ${env.dorpc}, git ${env.gitHash}${env.gitDirty ? " + uncommitted changes" : ""} |`);
   parts.push(`| compatibility date (flags) | ${env.compatibilityDate} (${env.compatibilityFlags}) |`);
+  if (env.localObservability !== undefined) {
+    parts.push(`| wrangler dev local observability (X_LOCAL_OBSERVABILITY) | ${env.localObservability ? "on (wrangler's default): a trace stored per invocation" : "off (the bench's default; --local-observability turns it on)"} |`);
+  }
   parts.push(`| CPU | ${env.cpuModel}, ${env.cores} cores, ${env.memoryGiB} GiB, ${env.os} |`);
   parts.push(`| load average 1/5/15 min | before ${load(raw.loadBefore)}; after measuring ${load(raw.loadAfterMeasuring)}; at the end ${load(loadAfter)} |`);
   parts.push("");

@@ -117,6 +117,8 @@ class Outbox {
   parts: string[] = [];
   blobs: Uint8Array[] = [];
   scheduled = false;
+  /** True while `dispatchFrame` runs a frame's calls: it flushes at its end, so `push` schedules nothing. */
+  batching = false;
   /** Ids of calls received and not yet answered. */
   readonly running = new Set<number>();
   /** Settles when the last call that awaited has finished (sequential ordering). */
@@ -129,13 +131,18 @@ class Outbox {
   push(id: number, json: string, finished = true): void {
     if (finished) this.running.delete(id);
     this.parts.push(json);
-    if (!this.scheduled) {
+    if (!this.scheduled && !this.batching) {
       this.scheduled = true;
       queueMicrotask(this.flushBound);
     }
   }
 
-  private flush(): void {
+  /**
+   * Sends what is queued. Runs from the microtask `push` scheduled, and directly at the end of
+   * `dispatchFrame` so that calls which finished synchronously are answered without waiting for
+   * a microtask turn (the scheduled one then finds nothing to send).
+   */
+  flush(): void {
     this.scheduled = false;
     if (this.parts.length === 0) return;
     const body = this.parts.length === 1 ? `[${this.parts[0]}]` : `[${this.parts.join(",")}]`;
@@ -172,8 +179,9 @@ export function closeReason(text: string): string {
 
 /**
  * Handles one incoming message on `channel` for `target`. Returns `false` when the message is
- * not a dorpc frame (the caller may handle it), `true` otherwise. Replies are sent
- * asynchronously; the returned promise-free boolean is known at once.
+ * not a dorpc frame (the caller may handle it), `true` otherwise. The replies of calls that
+ * finished synchronously leave in one frame before this returns; the others as they settle
+ * (batched per microtask turn).
  */
 export function dispatchFrame(data: IncomingData, target: object, options: ResolvedServerOptions, channel: ReplyChannel): boolean {
   const { limits } = options;
@@ -217,9 +225,28 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
     }
   }
   const out = outboxFor(channel);
-  const ctx = decodeContext(frame.blobs, limits);
+  out.batching = true;
+  try {
+    runFrame(body as [number, ...unknown[]][], target, options, channel, out, decodeContext(frame.blobs, limits));
+  } finally {
+    out.batching = false;
+    out.flush();
+  }
+  return true;
+}
+
+/** Starts every call of a validated frame, in order. */
+function runFrame(
+  body: [number, ...unknown[]][],
+  target: object,
+  options: ResolvedServerOptions,
+  channel: ReplyChannel,
+  out: Outbox,
+  ctx: DecodeContext,
+): void {
+  const { limits } = options;
   const label = labelOf(target);
-  for (const envelope of body as [number, ...unknown[]][]) {
+  for (const envelope of body) {
     const id = envelope[0];
     if (out.running.has(id)) {
       out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)), false);
@@ -252,7 +279,6 @@ export function dispatchFrame(data: IncomingData, target: object, options: Resol
       out.tail = tail;
     }
   }
-  return true;
 }
 
 /**
