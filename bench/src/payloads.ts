@@ -68,6 +68,20 @@ export function richValue(): unknown {
   };
 }
 
+/**
+ * The rich value's plain-JSON twin: the same entries as objects, arrays and strings, of about the
+ * same size. rich ÷ rich-plain is what the exotic types cost over a plain object.
+ */
+export function richPlainTwin(): unknown {
+  return {
+    map: { a: 1, "2": "two", nested: { x: 1 } },
+    set: [1, "two", "3"],
+    date: "2026-01-02T03:04:05.006Z",
+    big: "12345678901234567890123456789",
+    re: "/ab+c/gi",
+  };
+}
+
 /** A ring of 10 nodes, each pointing to the next and back to the head: cycles everywhere. */
 export function cyclicGraph(): unknown {
   type Node = { id: number; next?: Node; head?: Node };
@@ -95,6 +109,7 @@ export const PAYLOADS: readonly Payload[] = [
   { id: "u8-1m", label: "Uint8Array 1 MiB", json: false, bytes: true, size: "1 MiB", make: () => bytesOf(MiB) },
   { id: "u8-10m", label: "Uint8Array 10 MiB", json: false, bytes: true, size: "10 MiB", make: () => bytesOf(10 * MiB) },
   { id: "rich", label: "rich value (Map, Set, Date, BigInt, RegExp)", json: false, bytes: false, size: "small", make: richValue },
+  { id: "rich-plain", label: "plain twin of the rich value (objects, arrays, strings)", json: true, bytes: false, size: `${JSON.stringify(richPlainTwin()).length} B JSON`, make: richPlainTwin },
   { id: "cyclic", label: "cyclic graph (10-node ring)", json: false, bytes: false, size: "small", make: cyclicGraph },
 ];
 

@@ -24,8 +24,9 @@ export class Counter extends RpcDurableObject<Env> {
 }
 
 /**
- * The same Counter served with `hibernation: false`: sockets are `accept()`ed, trading
- * hibernation for lower per-call latency under workerd (the bench's `dorpc-live` contender).
+ * The same Counter served with `hibernation: false`: sockets are `accept()`ed, so every message
+ * is handled inside the invocation that accepted the socket instead of being its own invocation
+ * (the bench's `dorpc-live` contender; compare it with `floor-accept`).
  */
 export class CounterLive extends Counter {
   static override rpcOptions = { exposeErrorStack: true, hibernation: false };

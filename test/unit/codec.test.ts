@@ -480,6 +480,25 @@ describe("structured-clone fidelity beyond the brief", () => {
     expect(records).toEqual([1n, 2]);
     expect(records.foo).toBeUndefined();
   });
+
+  // The JSON fast path walks plain objects with for…in, which also visits inherited enumerable
+  // keys: a polluted Object.prototype must neither leak into the value nor change what arrives.
+  it.each([
+    ["a function (the walk refuses it: records path)", () => undefined],
+    ["a plain value (the walk accepts it: JSON path)", 7],
+  ])("sends only own keys when Object.prototype carries an enumerable %s", (_name, polluter) => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.polluted = polluter;
+    try {
+      const value = { a: 1, nested: { b: [1, { c: "x" }] } };
+      const back = decode(encode(value)) as Record<string, unknown>;
+      expect(Object.hasOwn(back, "polluted")).toBe(false);
+      expect(Object.hasOwn(back.nested as object, "polluted")).toBe(false);
+      expect(JSON.stringify(back)).toBe(JSON.stringify(value));
+    } finally {
+      delete proto.polluted;
+    }
+  });
 });
 
 describe("difference() itself", () => {

@@ -176,10 +176,74 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
     ratioTarget(`${prefix}Uint8Array 10 MiB p50 vs Cap'n Web`, "payload-u8-10m", "capnweb", "≤", 0.5, subject);
     ratioTarget(`${prefix}throughput, 64 in flight, vs Cap'n Web`, "inflight-64", "capnweb", "≥", 1.5, subject);
   }
+  for (const [subject, , prefix] of subjects) {
+    // Exotic types vs plain JSON of about the same size, both through the same subject, same round.
+    const rich = find("payload-rich");
+    const plain = find("payload-rich-plain");
+    const value = rich && plain ? crossScenarioRatio(rich, plain, subject) : null;
+    out.push({
+      label: `${prefix}rich value p50 vs its plain-JSON twin`,
+      scenario: "payload-rich ÷ payload-rich-plain",
+      versus: "payload-rich-plain",
+      op: "≤",
+      bound: 1.5,
+      value,
+      met: value ? value.median <= 1.5 : null,
+      note: value ? (quick ? "quick run: small samples" : "") : "not measured in this mode",
+    });
+    out.push(p99Target(stats, subject, prefix, quick));
+  }
   for (const [label, id] of [["rich value works", "payload-rich"], ["cyclic graph works", "payload-cyclic"]] as const) {
     const row = find(id)?.rows.find((r) => r.contender === "dorpc");
     const ok = row?.status.kind === "ok" && (row.latency?.n ?? 0) > 0;
     out.push({ label, scenario: id, versus: "", op: "works", bound: 0, value: null, met: row ? ok : null, note: row && !ok ? `${row.status.kind}: ${"reason" in row.status ? row.status.reason : ""}` : "" });
   }
   return out;
+}
+
+/** `subject`'s per-round p50 in scenario `a` ÷ its per-round p50 in scenario `b`: median and range. */
+export function crossScenarioRatio(a: ScenarioStats, b: ScenarioStats, subject: string): Spread | null {
+  const x = a.rows.find((r) => r.contender === subject);
+  const y = b.rows.find((r) => r.contender === subject);
+  if (!x || !y || x.status.kind !== "ok" || y.status.kind !== "ok") return null;
+  const paired: number[] = [];
+  for (let r = 0; r < Math.min(x.perRound.length, y.perRound.length); r++) {
+    const xa = x.perRound[r];
+    const yb = y.perRound[r];
+    if (xa != null && yb != null && yb > 0) paired.push(xa / yb);
+  }
+  return spread(paired);
+}
+
+/**
+ * "p99 no worse than Cap'n Web's in any shared scenario": `subject`'s p99 ÷ Cap'n Web's p99 (all
+ * samples of all rounds) in every latency scenario both completed. The value is the spread over
+ * scenarios; met only when the largest is ≤ 1; the note names the scenarios above 1.
+ */
+function p99Target(stats: ScenarioStats[], subject: string, prefix: string, quick: boolean): Target {
+  const perScenario: { id: string; ratio: number }[] = [];
+  for (const s of stats) {
+    if (s.metric !== "p50" || s.info.set !== "main") continue;
+    const a = s.rows.find((r) => r.contender === subject);
+    const b = s.rows.find((r) => r.contender === "capnweb");
+    if (a?.status.kind !== "ok" || b?.status.kind !== "ok" || !a.latency || !b.latency || b.latency.p99 <= 0) continue;
+    perScenario.push({ id: s.info.id, ratio: a.latency.p99 / b.latency.p99 });
+  }
+  const value = spread(perScenario.map((p) => p.ratio));
+  const over = perScenario.filter((p) => p.ratio > 1).sort((x, y) => y.ratio - x.ratio);
+  const notes = [
+    `${perScenario.length} shared latency scenarios; median [min–max] over scenarios; met only if the max ≤ 1`,
+    over.length > 0 ? `above 1 in ${over.length}: ${over.map((p) => `${p.id} ${p.ratio.toFixed(2)}`).join(", ")}` : "",
+    quick ? "quick run: small samples" : "",
+  ];
+  return {
+    label: `${prefix}p99 vs Cap'n Web's p99, every shared scenario`,
+    scenario: "all latency scenarios",
+    versus: "capnweb",
+    op: "≤",
+    bound: 1,
+    value,
+    met: value ? value.max <= 1 : null,
+    note: notes.filter(Boolean).join("; "),
+  };
 }
