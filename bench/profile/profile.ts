@@ -18,6 +18,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { startWranglerDev } from "../../test/support/wrangler-dev.js";
 import { MAIN, type Conn, type Contender } from "../src/contenders/index.js";
+import { gitState } from "../src/environment.js";
 import { PAYLOADS } from "../src/payloads.js";
 import { BENCH_DIR, REPO_ROOT } from "../src/settings.js";
 import { percentileSorted, sortedCopy } from "../src/stats.js";
@@ -94,7 +95,7 @@ function report(call: string, n: number, results: Result[]): string {
   const lines = [
     `### ${call} — ${n} sequential calls per contender`,
     "",
-    "Busy = sampled non-idle time ÷ calls, µs per call: JavaScript / native `(program)` / GC. p50 and p90 are from a block without profilers.",
+    "Busy = sampled non-idle time ÷ calls, µs per call: JavaScript / native `(program)` / GC. Each sample is charged the interval to the next one, and workerd samples coarsely, so its busy figures can exceed the wall time per call: compare contenders within a column, do not read them as CPU time. p50 and p90 are from a block without profilers.",
     "",
     "| contender | p50 µs | p90 µs | client busy | client JS / program / GC | server busy | server JS / program / GC |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -127,10 +128,11 @@ async function main(): Promise<void> {
     timeoutMs: 90_000,
     env: { X_LOCAL_OBSERVABILITY: options.localObservability ? "true" : "false" },
   });
+  const git = gitState();
   const sections: string[] = [
-    `## Profile ${stamp}`,
+    `## Profile ${stamp} · ${git.hash}${git.dirty ? " (dirty)" : ""}`,
     "",
-    `wrangler dev local observability: ${options.localObservability ? "on" : "off"}. Node ${process.version}. Client and wrangler dev share the machine; profilers add overhead, so compare contenders within one table, not with the bench's latencies.`,
+    `Command: \`npm run profile --workspace=bench -- ${process.argv.slice(2).join(" ")}\`. wrangler dev local observability: ${options.localObservability ? "on" : "off"}. Node ${process.version}. Client and wrangler dev share the machine; profilers add overhead, so compare contenders within one table, not with the bench's latencies.`,
   ];
   const server = await workerdProfiler(dev.inspectorPort);
   const client = nodeProfiler();

@@ -285,6 +285,24 @@ describe("depth", () => {
     expectDecodeError(records(nestedRecords(9)), "LIMIT", { maxDepth: 8 });
   });
 
+  // The root lists the chain's records deepest first, so a walk that only counts how deep it
+  // first meets each record sees depth 2 everywhere; the chain itself is n + 1 levels deep, and
+  // anything that walks the result without tracking identity recurses that deep.
+  function shallowlyListedChain(n: number): unknown[] {
+    const chain = nestedRecords(n).slice(0, n); // records 0..n-1; record n is the leaf
+    const table: unknown[] = [[1, Array.from({ length: n }, (_, i) => n - i)]];
+    for (const [type, [child]] of chain as [number, number[]][]) table.push([type, [child! + 1]]);
+    table.push([0, 1]);
+    return table;
+  }
+
+  it("counts a shared record at its deepest path, not where the walk first met it (records path)", () => {
+    // Chain of n nested arrays under a root: n + 1 levels.
+    expect(() => decode(records(shallowlyListedChain(7)), { maxDepth: 8 })).not.toThrow();
+    expectDecodeError(records(shallowlyListedChain(8)), "LIMIT", { maxDepth: 8 });
+    expectDecodeError(records(shallowlyListedChain(5_000)), "LIMIT");
+  });
+
   it("refuses nesting past the default maxDepth with LIMIT (both paths)", () => {
     expectDecodeError(jsonText(nestedJson(200)), "LIMIT");
     expectDecodeError(records(nestedRecords(200)), "LIMIT");

@@ -669,22 +669,28 @@ function childrenOf(record: WireRecord): number[] {
  * Walks the table depth-first from the root in the builder's order, without building anything:
  *  - the deepest point of the walk is exactly the builder's deepest recursion, so it is checked
  *    against `maxDepth` here and the builder cannot exhaust the stack;
+ *  - the longest path through the value is checked against `maxDepth` too: each record's height
+ *    (1 + its tallest non-leaf child, an edge back into the current path not followed) is known
+ *    when the walk leaves it, so a shared record reached first by a short path and later by a
+ *    long one still counts at its real depth. For an acyclic value this is exactly how deep a
+ *    walk that ignores identity (JSON.stringify, naive deep-equal, logging) recurses;
  *  - the size of the value *as a tree* (every shared reference counted again, a reference back
  *    into the current path counted once) is checked against `maxExpandedNodes`, so a few
- *    hundred records of nested aliases cannot become 2^60 nodes for code that walks the result
- *    without tracking identity (JSON.stringify, naive deep-equal, logging).
+ *    hundred records of nested aliases cannot become 2^60 nodes for such code.
  * Iterative: a hostile chain of records cannot overflow the stack of this walk either.
  */
 function checkShape(table: RecordTable, limits: RpcLimits): void {
   const n = table.length;
   const state = new Uint8Array(n); // 0 new, 1 on the path, 2 done
   const size = new Float64Array(n);
+  const height = new Uint32Array(n); // non-leaf records on the longest path down from here; 0 for leaves
   const children: (number[] | undefined)[] = new Array(n);
   const path: number[] = [0];
   const next: number[] = [0];
   state[0] = 1;
   size[0] = 1;
   children[0] = childrenOf(table[0]!);
+  height[0] = children[0].length > 0 ? 1 : 0;
   while (path.length) {
     const top = path.length - 1;
     const node = path[top]!;
@@ -707,11 +713,13 @@ function checkShape(table: RecordTable, limits: RpcLimits): void {
         }
         state[child] = 1;
         size[child] = 1;
+        height[child] = 1;
         children[child] = grandchildren;
         path.push(child);
         next.push(0);
       } else {
         size[node]! += state[child] === 2 ? size[child]! : 1;
+        if (state[child] === 2 && height[child]! + 1 > height[node]!) height[node] = height[child]! + 1;
       }
       continue;
     }
@@ -719,6 +727,14 @@ function checkShape(table: RecordTable, limits: RpcLimits): void {
     next.pop();
     state[node] = 2;
     children[node] = undefined;
+    // `top` records lead to `node` on the current path, then its own longest way down.
+    if (top + height[node]! > limits.maxDepth) {
+      throw new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
+    }
+    if (top > 0) {
+      const parent = path[top - 1]!;
+      if (height[node]! + 1 > height[parent]!) height[parent] = height[node]! + 1;
+    }
     if (size[node]! > limits.maxExpandedNodes) {
       throw new RpcError(
         "LIMIT",

@@ -171,7 +171,8 @@ const liveAttachments = new WeakMap<WebSocket, RpcAttachment>();
 
 /**
  * `hibernation: false`: a plain `accept()`ed socket whose messages are dispatched from event
- * listeners. Lower latency per message in workerd (no hibernatable event per message), but the
+ * listeners: every message is handled inside the invocation that accepted the socket, not as an
+ * invocation of its own (see docs/performance.md for what that is worth locally), but the
  * object stays in memory while the socket is open and the socket dies with the object.
  */
 function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerOptions, attachment: RpcAttachment): void {
@@ -238,9 +239,11 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
     );
   }
 
-  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    const handled = await handleRpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions);
-    if (!handled) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+  // Synchronous on purpose: the replies of synchronous methods are sent before it returns, and
+  // the runtime's message event then ends at once instead of one promise turn later.
+  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
+    const options = resolveServerOptions((this.constructor as WithRpcOptions).rpcOptions);
+    if (!dispatchFrame(message, this, options, ws)) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -280,10 +283,10 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
       return new Response(`No route for ${new URL(request.url).pathname} on this Durable Object.`, { status: 404 });
     }
 
-    async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-      if (await handleRpcMessage(ws, message, this, options)) return;
-      if (base.webSocketMessage) await base.webSocketMessage.call(this, ws, message);
-      else closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+    webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
+      if (dispatchFrame(message, this, resolveServerOptions(options), ws)) return;
+      if (base.webSocketMessage) return base.webSocketMessage.call(this, ws, message);
+      closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
     }
 
     async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<void> {
