@@ -269,9 +269,11 @@ function runFrame(
       runCall(id, target, steps, options, out, label, channel);
       continue;
     }
-    // Sequential: run now unless an earlier call of this connection is still awaiting.
-    const run = () => runCall(id, target, steps, options, out, label, channel);
-    const started = out.tail ? out.tail.then(run) : run();
+    // Sequential: run now unless an earlier call of this connection is still awaiting. (No
+    // closure unless one is needed: bundlers that keep names wrap every closure in a call.)
+    const started = out.tail
+      ? out.tail.then(() => runCall(id, target, steps, options, out, label, channel))
+      : runCall(id, target, steps, options, out, label, channel);
     if (started) {
       const tail: Promise<void> = started.then(() => {
         if (out.tail === tail) out.tail = undefined;
