@@ -94,17 +94,7 @@ export function analyze(raw: RawRun): ScenarioStats[] {
     const rows = raw.rows.filter((r) => r.scenario === info.id).map((r) => rowStats(info, r, raw.rounds));
     const { subject, versus } = COMPARISONS[info.set];
     const subjectRow = rows.find((r) => r.contender === subject);
-    const ratios = versus.map((name) => {
-      const other = rows.find((r) => r.contender === name);
-      if (!subjectRow || !other || subjectRow.status.kind !== "ok" || other.status.kind !== "ok") return { versus: name, spread: null };
-      const paired: number[] = [];
-      for (let r = 0; r < raw.rounds; r++) {
-        const a = subjectRow.perRound[r];
-        const b = other.perRound[r];
-        if (a != null && b != null && b > 0) paired.push(a / b);
-      }
-      return { versus: name, spread: spread(paired) };
-    });
+    const ratios = versus.map((name) => ({ versus: name, spread: roundRatios(subjectRow, rows.find((r) => r.contender === name)) }));
     return { info, metric: isThroughput(info) ? "callsPerSec" : "p50", rows, ratios };
   });
 }
@@ -114,11 +104,17 @@ export function analyze(raw: RawRun): ScenarioStats[] {
  * `COMPARISONS` (e.g. dorpc-live in the targets).
  */
 export function pairedRatio(s: ScenarioStats, subject: string, versus: string): Spread | null {
-  const a = s.rows.find((r) => r.contender === subject);
-  const b = s.rows.find((r) => r.contender === versus);
+  return roundRatios(
+    s.rows.find((r) => r.contender === subject),
+    s.rows.find((r) => r.contender === versus),
+  );
+}
+
+/** `a ÷ b` formed round by round (rounds where both have a value), as median and range; null unless both completed. */
+function roundRatios(a: RowStats | undefined, b: RowStats | undefined): Spread | null {
   if (!a || !b || a.status.kind !== "ok" || b.status.kind !== "ok") return null;
   const paired: number[] = [];
-  for (let r = 0; r < a.perRound.length; r++) {
+  for (let r = 0; r < Math.min(a.perRound.length, b.perRound.length); r++) {
     const x = a.perRound[r];
     const y = b.perRound[r];
     if (x != null && y != null && y > 0) paired.push(x / y);
@@ -203,16 +199,10 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
 
 /** `subject`'s per-round p50 in scenario `a` ÷ its per-round p50 in scenario `b`: median and range. */
 export function crossScenarioRatio(a: ScenarioStats, b: ScenarioStats, subject: string): Spread | null {
-  const x = a.rows.find((r) => r.contender === subject);
-  const y = b.rows.find((r) => r.contender === subject);
-  if (!x || !y || x.status.kind !== "ok" || y.status.kind !== "ok") return null;
-  const paired: number[] = [];
-  for (let r = 0; r < Math.min(x.perRound.length, y.perRound.length); r++) {
-    const xa = x.perRound[r];
-    const yb = y.perRound[r];
-    if (xa != null && yb != null && yb > 0) paired.push(xa / yb);
-  }
-  return spread(paired);
+  return roundRatios(
+    a.rows.find((r) => r.contender === subject),
+    b.rows.find((r) => r.contender === subject),
+  );
 }
 
 /**

@@ -206,6 +206,11 @@ export async function handleRpcMessage(
   target: object,
   options?: RpcServerOptions,
 ): Promise<boolean> {
+  return rpcMessage(ws, message, target, options);
+}
+
+/** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
+function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
   return dispatchFrame(message, target, resolveServerOptions(options), ws);
 }
 
@@ -242,8 +247,7 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
   // Synchronous on purpose: the replies of synchronous methods are sent before it returns, and
   // the runtime's message event then ends at once instead of one promise turn later.
   override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
-    const options = resolveServerOptions((this.constructor as WithRpcOptions).rpcOptions);
-    if (!dispatchFrame(message, this, options, ws)) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+    if (!rpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions)) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -284,7 +288,7 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
     }
 
     webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
-      if (dispatchFrame(message, this, resolveServerOptions(options), ws)) return;
+      if (rpcMessage(ws, message, this, options)) return;
       if (base.webSocketMessage) return base.webSocketMessage.call(this, ws, message);
       closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
     }
