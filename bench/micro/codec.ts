@@ -25,7 +25,10 @@ for (const payload of PAYLOADS.filter((p) => ids.has(p.id))) {
   for (const task of bench.tasks) {
     const result = task.result as { latency?: { p50?: number; rme?: number } } | undefined;
     const p50 = result?.latency?.p50;
-    row[task.name] = p50 === undefined ? "–" : `${p50 < 1 ? (p50 * 1000).toFixed(1) + " µs" : p50.toFixed(2) + " ms"} ±${(result?.latency?.rme ?? 0).toFixed(1)}%`;
+    row[task.name] =
+      p50 === undefined
+        ? "–"
+        : `${p50 < 1 ? (p50 * 1000).toFixed(1) + " µs" : p50.toFixed(2) + " ms"} ±${(result?.latency?.rme ?? 0).toFixed(1)}%`;
   }
   rows.push(row);
   process.stdout.write(`micro: ${payload.label} done\n`);

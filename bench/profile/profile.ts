@@ -53,7 +53,9 @@ function parseOptions(argv: string[]): Options {
     else fail(`unknown argument ${JSON.stringify(arg)}`);
   }
   if (!Number.isSafeInteger(n) || n < 10) fail("--calls must be an integer ≥ 10");
-  const contenders = names.map((name) => MAIN.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${MAIN.map((c) => c.name).join(", ")})`));
+  const contenders = names.map(
+    (name) => MAIN.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${MAIN.map((c) => c.name).join(", ")})`),
+  );
   for (const call of calls) makeCall(call);
   return { contenders, calls, n, localObservability };
 }
@@ -64,7 +66,8 @@ function makeCall(spec: string): (conn: Conn) => Promise<unknown> {
   if (spec === "getValue") return (conn) => conn.getValue();
   if (spec === "increment") return (conn) => conn.increment();
   if (spec.startsWith("echo:")) {
-    const payload = PAYLOADS.find((p) => p.id === spec.slice(5)) ?? fail(`no payload ${spec.slice(5)} (have ${PAYLOADS.map((p) => p.id).join(", ")})`);
+    const payload =
+      PAYLOADS.find((p) => p.id === spec.slice(5)) ?? fail(`no payload ${spec.slice(5)} (have ${PAYLOADS.map((p) => p.id).join(", ")})`);
     const value = payload.make();
     return (conn) => conn.echo(value);
   }
@@ -103,11 +106,22 @@ function report(call: string, n: number, results: Result[]): string {
   for (const r of results) {
     const c = r.client.perCall;
     const s = r.server.perCall;
-    lines.push(`| ${r.contender} | ${us(r.p50)} | ${us(r.p90)} | ${us(c.busy)} | ${us(c.js)} / ${us(c.program)} / ${us(c.gc)} | ${us(s.busy)} | ${us(s.js)} / ${us(s.program)} / ${us(s.gc)} |`);
+    lines.push(
+      `| ${r.contender} | ${us(r.p50)} | ${us(r.p90)} | ${us(c.busy)} | ${us(c.js)} / ${us(c.program)} / ${us(c.gc)} | ${us(s.busy)} | ${us(s.js)} / ${us(s.program)} / ${us(s.gc)} |`,
+    );
   }
   for (const r of results) {
-    for (const [side, summary] of [["client (Node)", r.client], ["server (workerd)", r.server]] as const) {
-      lines.push("", `<details><summary>${r.contender}, ${side}: top functions by self time (${summary.samples} samples)</summary>`, "", "| µs/call | share of busy | function | where |", "| ---: | ---: | --- | --- |");
+    for (const [side, summary] of [
+      ["client (Node)", r.client],
+      ["server (workerd)", r.server],
+    ] as const) {
+      lines.push(
+        "",
+        `<details><summary>${r.contender}, ${side}: top functions by self time (${summary.samples} samples)</summary>`,
+        "",
+        "| µs/call | share of busy | function | where |",
+        "| ---: | ---: | --- | --- |",
+      );
       for (const f of summary.top) lines.push(`| ${us(f.usPerCall)} | ${(f.share * 100).toFixed(0)}% | ${f.name} | ${f.where} |`);
       lines.push("", "</details>");
     }

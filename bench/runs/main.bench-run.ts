@@ -30,7 +30,13 @@ async function typeSupport(): Promise<TypeSupport[]> {
   const out: TypeSupport[] = [];
   const probes = [
     ...TYPE_PROBES.map((p) => ({ id: p.id, label: p.label, json: p.json, bytes: false, make: p.make })),
-    ...PAYLOADS.filter((p) => p.id === "rich" || p.id === "cyclic").map((p) => ({ id: p.id, label: p.label, json: p.json, bytes: p.bytes, make: p.make })),
+    ...PAYLOADS.filter((p) => p.id === "rich" || p.id === "cyclic").map((p) => ({
+      id: p.id,
+      label: p.label,
+      json: p.json,
+      bytes: p.bytes,
+      make: p.make,
+    })),
   ];
   for (const contender of MAIN) {
     const { conn } = await contender.connect(baseUrl, `types-${contender.name}`, new WireCounters());
@@ -44,11 +50,25 @@ async function typeSupport(): Promise<TypeSupport[]> {
         const value = probe.make();
         try {
           const back = await conn.echo(value);
-          out.push(structurallyEqual(back, value)
-            ? { contender: contender.name, probe: probe.id, label: probe.label, result: "ok", detail: "" }
-            : { contender: contender.name, probe: probe.id, label: probe.label, result: "wrong", detail: `came back as ${describe(back)}` });
+          out.push(
+            structurallyEqual(back, value)
+              ? { contender: contender.name, probe: probe.id, label: probe.label, result: "ok", detail: "" }
+              : {
+                  contender: contender.name,
+                  probe: probe.id,
+                  label: probe.label,
+                  result: "wrong",
+                  detail: `came back as ${describe(back)}`,
+                },
+          );
         } catch (error) {
-          out.push({ contender: contender.name, probe: probe.id, label: probe.label, result: "error", detail: String((error as Error)?.message ?? error).slice(0, 200) });
+          out.push({
+            contender: contender.name,
+            probe: probe.id,
+            label: probe.label,
+            result: "error",
+            detail: String((error as Error)?.message ?? error).slice(0, 200),
+          });
         }
       }
     } finally {
@@ -67,13 +87,18 @@ it("measures every scenario for every contender", async () => {
   const tag = settings.startedAt.replace(/[^0-9]/g, "").slice(0, 14);
   const loadBefore = loadAverage();
   const env = environment(settings.localObservability);
-  progress(`bench: ${settings.quick ? "QUICK" : "full"} run, ${scenarios.length} scenarios × ${rounds} rounds, contenders ${MAIN.map((c) => c.name).join(", ")} (routing: ${ROUTING.map((c) => c.name).join(" vs ")})`);
-  if (typeof (globalThis as { gc?: unknown }).gc !== "function") throw new Error("gc() is not exposed: run through `npm run bench` (node --expose-gc)");
+  progress(
+    `bench: ${settings.quick ? "QUICK" : "full"} run, ${scenarios.length} scenarios × ${rounds} rounds, contenders ${MAIN.map((c) => c.name).join(", ")} (routing: ${ROUTING.map((c) => c.name).join(" vs ")})`,
+  );
+  if (typeof (globalThis as { gc?: unknown }).gc !== "function")
+    throw new Error("gc() is not exposed: run through `npm run bench` (node --expose-gc)");
 
   const types = await typeSupport();
   for (const contender of MAIN) {
     const failed = types.filter((t) => t.contender === contender.name && t.result !== "ok");
-    progress(`type support · ${contender.name}: ${failed.length === 0 ? "every probe ok" : `not ok: ${failed.map((t) => `${t.probe} (${t.result})`).join(", ")}`}`);
+    progress(
+      `type support · ${contender.name}: ${failed.length === 0 ? "every probe ok" : `not ok: ${failed.map((t) => `${t.probe} (${t.result})`).join(", ")}`}`,
+    );
   }
 
   const counter = { done: 0, total: scenarios.reduce((sum, s) => sum + rounds * (s.set === "main" ? MAIN.length : ROUTING.length), 0) };
@@ -119,9 +144,13 @@ it("measures every scenario for every contender", async () => {
   expect(rows.length).toBeGreaterThan(0);
   // Unsupported is a result; an error (a throw or a hang while timing) is not: it fails the run,
   // after the results (errors included) have been handed to the report.
-  const errors = rows.filter((r) => r.status.kind === "error").map((r) => `${r.scenario} · ${r.contender}: ${"reason" in r.status ? r.status.reason : ""}`);
+  const errors = rows
+    .filter((r) => r.status.kind === "error")
+    .map((r) => `${r.scenario} · ${r.contender}: ${"reason" in r.status ? r.status.reason : ""}`);
   expect(errors).toEqual([]);
   // dorpc claims every payload: anything but "ok" for it (a refusal or a wrong echo) is a bug.
-  const dorpcNotOk = rows.filter((r) => r.contender.startsWith("dorpc") && r.status.kind !== "ok").map((r) => `${r.scenario} · ${r.contender}: ${r.status.kind}`);
+  const dorpcNotOk = rows
+    .filter((r) => r.contender.startsWith("dorpc") && r.status.kind !== "ok")
+    .map((r) => `${r.scenario} · ${r.contender}: ${r.status.kind}`);
   expect(dorpcNotOk).toEqual([]);
 });

@@ -24,7 +24,9 @@ describe("sanity", () => {
         expect(await conn.noop()).toBeUndefined();
         const many = await Promise.all(Array.from({ length: 64 }, () => conn.increment()));
         expect(new Set(many).size).toBe(64);
-        process.stderr.write(`${contender.name}: handshake ${(handshakeNs / 1e6).toFixed(2)} ms, connect+first call ${(totalNs / 1e6).toFixed(2)} ms, wire ${JSON.stringify(counters.snapshot())}\n`);
+        process.stderr.write(
+          `${contender.name}: handshake ${(handshakeNs / 1e6).toFixed(2)} ms, connect+first call ${(totalNs / 1e6).toFixed(2)} ms, wire ${JSON.stringify(counters.snapshot())}\n`,
+        );
       } finally {
         await conn.close();
       }
@@ -48,7 +50,9 @@ describe("sanity", () => {
             const back = value === undefined ? await conn.noop() : await conn.echo(value);
             const ok = structurallyEqual(back, value);
             const after = counters.snapshot();
-            lines.push(`  ${payload.id}: ${ok ? "ok" : "WRONG RESULT"} sent ${after.sentBytes - before.sentBytes} B/${after.sentFrames - before.sentFrames} frames, recv ${after.recvBytes - before.recvBytes} B/${after.recvFrames - before.recvFrames} frames`);
+            lines.push(
+              `  ${payload.id}: ${ok ? "ok" : "WRONG RESULT"} sent ${after.sentBytes - before.sentBytes} B/${after.sentFrames - before.sentFrames} frames, recv ${after.recvBytes - before.recvBytes} B/${after.recvFrames - before.recvFrames} frames`,
+            );
           } catch (error) {
             lines.push(`  ${payload.id}: ERROR ${String((error as Error)?.message ?? error).slice(0, 160)}`);
           }

@@ -48,7 +48,9 @@ for (let i = 0; i < args.length; i++) {
 
 const major = Number(process.versions.node.split(".")[0]);
 if (major < 22) {
-  usage(`Node ${process.versions.node}: the bench needs Node ≥ 22 (global WebSocket). Run it through npm from the repo root, which uses the Node 22 from node_modules.`);
+  usage(
+    `Node ${process.versions.node}: the bench needs Node ≥ 22 (global WebSocket). Run it through npm from the repo root, which uses the Node 22 from node_modules.`,
+  );
 }
 for (const needed of ["packages/rpc/dist/index.js", "packages/rpc/dist/server.js", "packages/routing/dist/index.js"]) {
   if (!existsSync(join(repoRoot, needed))) usage(`${needed} is missing: run \`npm run build\` (or \`npm install\`) at the repo root first`);
@@ -62,11 +64,15 @@ const env = {
   BENCH_STARTED_AT: new Date().toISOString(),
 };
 const vitest = join(repoRoot, "node_modules", "vitest", "vitest.mjs");
-const child = spawn(process.execPath, [vitest, "run", "--config", join(benchDir, "vitest.bench.config.ts"), sanity ? "sanity.bench-run" : "main.bench-run"], {
-  cwd: repoRoot,
-  env,
-  stdio: "inherit",
-});
+const child = spawn(
+  process.execPath,
+  [vitest, "run", "--config", join(benchDir, "vitest.bench.config.ts"), sanity ? "sanity.bench-run" : "main.bench-run"],
+  {
+    cwd: repoRoot,
+    env,
+    stdio: "inherit",
+  },
+);
 
 // Ctrl-C reaches vitest too (same process group); vitest's global teardown and the wrangler
 // launcher's signal hooks stop wrangler and workerd. Wait for that instead of exiting first.

@@ -45,7 +45,7 @@ function eq(a: unknown, b: unknown, seen: Map<object, object>): boolean {
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   for (const key of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+    if (!Object.hasOwn(b, key)) return false;
     if (!eq((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], seen)) return false;
   }
   return true;

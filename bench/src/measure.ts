@@ -39,9 +39,7 @@ export interface Row {
   blocks: Block[];
 }
 
-export interface Progress {
-  (line: string): void;
-}
+export type Progress = (line: string) => void;
 
 const BLOCK_TIMEOUT_MS = 180_000;
 
@@ -108,7 +106,8 @@ async function prepare(ctx: RunContext, scenario: Scenario, contender: Contender
   const counters = new WireCounters();
   let conn: Conn | undefined;
   try {
-    conn = (await withTimeout(contender.connect(ctx.baseUrl, instanceName(ctx, scenario, contender, "-warm"), counters), 60_000, "connect")).conn;
+    conn = (await withTimeout(contender.connect(ctx.baseUrl, instanceName(ctx, scenario, contender, "-warm"), counters), 60_000, "connect"))
+      .conn;
     if (scenario.kind === "sequence") {
       if (scenario.payload && value !== undefined) {
         let back: unknown;
@@ -176,7 +175,17 @@ async function connectBlock(ctx: RunContext, s: ConnectScenario, contender: Cont
     await connected.conn.close();
   }
   // Counted bytes include the close of each connection; close frames are control frames and are not counted.
-  return { round, position: 0, latUs: lat, handshakeUs: handshake, calls: s.samplesPerBlock, callsMeasured: s.samplesPerBlock, wallNs, cpuUs: cpu, wire: counters.snapshot() };
+  return {
+    round,
+    position: 0,
+    latUs: lat,
+    handshakeUs: handshake,
+    calls: s.samplesPerBlock,
+    callsMeasured: s.samplesPerBlock,
+    wallNs,
+    cpuUs: cpu,
+    wire: counters.snapshot(),
+  };
 }
 
 /**
@@ -186,15 +195,30 @@ async function connectBlock(ctx: RunContext, s: ConnectScenario, contender: Cont
  * `durationMs` later; throughput = completions inside ÷ the window's exact length, and latency,
  * CPU and wire counts cover the calls completed inside it.
  */
-async function closedLoop(conns: Conn[], counters: WireCounters[], perConn: number, durationMs: number, warmMs: number, round: number): Promise<Block> {
+async function closedLoop(
+  conns: Conn[],
+  counters: WireCounters[],
+  perConn: number,
+  durationMs: number,
+  warmMs: number,
+  round: number,
+): Promise<Block> {
   const lat: number[] = [];
   let stop = false;
   collect();
   const sumWire = () =>
-    counters.reduce<WireSnapshot>((sum, c) => {
-      const s = c.snapshot();
-      return { sentFrames: sum.sentFrames + s.sentFrames, sentBytes: sum.sentBytes + s.sentBytes, recvFrames: sum.recvFrames + s.recvFrames, recvBytes: sum.recvBytes + s.recvBytes };
-    }, { sentFrames: 0, sentBytes: 0, recvFrames: 0, recvBytes: 0 });
+    counters.reduce<WireSnapshot>(
+      (sum, c) => {
+        const s = c.snapshot();
+        return {
+          sentFrames: sum.sentFrames + s.sentFrames,
+          sentBytes: sum.sentBytes + s.sentBytes,
+          recvFrames: sum.recvFrames + s.recvFrames,
+          recvBytes: sum.recvBytes + s.recvBytes,
+        };
+      },
+      { sentFrames: 0, sentBytes: 0, recvFrames: 0, recvBytes: 0 },
+    );
   const warmUntil = now() + BigInt(warmMs) * 1_000_000n;
   let windowStart = 0n;
   let windowEnd = 0n;
@@ -328,13 +352,21 @@ export async function runScenario(
       counter.done++;
       collect();
       try {
-        const block = await withTimeout(runBlock(ctx, scenario, contender, value, round), BLOCK_TIMEOUT_MS, `${scenario.id} ${contender.name}`);
+        const block = await withTimeout(
+          runBlock(ctx, scenario, contender, value, round),
+          BLOCK_TIMEOUT_MS,
+          `${scenario.id} ${contender.name}`,
+        );
         block.position = position++;
         row.blocks.push(block);
-        ctx.progress(`[${String(counter.done).padStart(4)}/${counter.total}] ${scenario.id} · ${contender.name} · round ${round + 1}/${ctx.rounds} · ${blockSummary(scenario, block)}`);
+        ctx.progress(
+          `[${String(counter.done).padStart(4)}/${counter.total}] ${scenario.id} · ${contender.name} · round ${round + 1}/${ctx.rounds} · ${blockSummary(scenario, block)}`,
+        );
       } catch (error) {
         row.status = { kind: "error", reason: describeError(error) };
-        ctx.progress(`[${String(counter.done).padStart(4)}/${counter.total}] ${scenario.id} · ${contender.name} · round ${round + 1}/${ctx.rounds} · ERROR ${row.status.reason}`);
+        ctx.progress(
+          `[${String(counter.done).padStart(4)}/${counter.total}] ${scenario.id} · ${contender.name} · round ${round + 1}/${ctx.rounds} · ERROR ${row.status.reason}`,
+        );
       }
     }
   }

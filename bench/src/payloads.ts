@@ -60,7 +60,11 @@ export function smallStructs(count: number): { id: number; name: string; active:
 
 export function richValue(): unknown {
   return {
-    map: new Map<unknown, unknown>([["a", 1], [2, "two"], ["nested", new Map([["x", 1]])]]),
+    map: new Map<unknown, unknown>([
+      ["a", 1],
+      [2, "two"],
+      ["nested", new Map([["x", 1]])],
+    ]),
     set: new Set<unknown>([1, "two", 3n]),
     date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
     big: 12345678901234567890123456789n,
@@ -99,8 +103,22 @@ const MiB = 1024 * KiB;
 export const PAYLOADS: readonly Payload[] = [
   { id: "empty", label: "empty call (noop())", json: true, bytes: false, size: "0 B", make: () => undefined },
   { id: "small-string", label: "small string", json: true, bytes: false, size: "100 B", make: () => textOf(100) },
-  { id: "nested-object", label: "nested object (50 fields, 3 levels)", json: true, bytes: false, size: `${JSON.stringify(nestedObject()).length} B JSON`, make: nestedObject },
-  { id: "structs-1000", label: "1,000 small structs", json: true, bytes: false, size: `${JSON.stringify(smallStructs(1000)).length} B JSON`, make: () => smallStructs(1000) },
+  {
+    id: "nested-object",
+    label: "nested object (50 fields, 3 levels)",
+    json: true,
+    bytes: false,
+    size: `${JSON.stringify(nestedObject()).length} B JSON`,
+    make: nestedObject,
+  },
+  {
+    id: "structs-1000",
+    label: "1,000 small structs",
+    json: true,
+    bytes: false,
+    size: `${JSON.stringify(smallStructs(1000)).length} B JSON`,
+    make: () => smallStructs(1000),
+  },
   { id: "string-1k", label: "string 1 KiB", json: true, bytes: false, size: "1 KiB", make: () => textOf(KiB) },
   { id: "string-64k", label: "string 64 KiB", json: true, bytes: false, size: "64 KiB", make: () => textOf(64 * KiB) },
   { id: "string-1m", label: "string 1 MiB", json: true, bytes: false, size: "1 MiB", make: () => textOf(MiB) },
@@ -109,7 +127,14 @@ export const PAYLOADS: readonly Payload[] = [
   { id: "u8-1m", label: "Uint8Array 1 MiB", json: false, bytes: true, size: "1 MiB", make: () => bytesOf(MiB) },
   { id: "u8-10m", label: "Uint8Array 10 MiB", json: false, bytes: true, size: "10 MiB", make: () => bytesOf(10 * MiB) },
   { id: "rich", label: "rich value (Map, Set, Date, BigInt, RegExp)", json: false, bytes: false, size: "small", make: richValue },
-  { id: "rich-plain", label: "plain twin of the rich value (objects, arrays, strings)", json: true, bytes: false, size: `${JSON.stringify(richPlainTwin()).length} B JSON`, make: richPlainTwin },
+  {
+    id: "rich-plain",
+    label: "plain twin of the rich value (objects, arrays, strings)",
+    json: true,
+    bytes: false,
+    size: `${JSON.stringify(richPlainTwin()).length} B JSON`,
+    make: richPlainTwin,
+  },
   { id: "cyclic", label: "cyclic graph (10-node ring)", json: false, bytes: false, size: "small", make: cyclicGraph },
 ];
 
@@ -120,8 +145,25 @@ export const TYPE_PROBES: readonly { id: string; label: string; json: boolean; m
   { id: "date", label: "Date", json: false, make: () => new Date(Date.UTC(2026, 0, 1)) },
   { id: "bigint", label: "BigInt", json: false, make: () => 2n ** 70n },
   { id: "regexp", label: "RegExp", json: false, make: () => /x+y/gi },
-  { id: "cycle", label: "cycle (a.self = a)", json: false, make: () => { const a: { self?: unknown } = {}; a.self = a; return a; } },
-  { id: "shared", label: "shared reference (same object twice)", json: false, make: () => { const s = { v: 1 }; return [s, s]; } },
+  {
+    id: "cycle",
+    label: "cycle (a.self = a)",
+    json: false,
+    make: () => {
+      const a: { self?: unknown } = {};
+      a.self = a;
+      return a;
+    },
+  },
+  {
+    id: "shared",
+    label: "shared reference (same object twice)",
+    json: false,
+    make: () => {
+      const s = { v: 1 };
+      return [s, s];
+    },
+  },
   { id: "undefined-field", label: "undefined field", json: false, make: () => ({ a: undefined }) },
   { id: "special-numbers", label: "NaN, -0, Infinity", json: false, make: () => [NaN, -0, Infinity] },
   { id: "uint8array", label: "Uint8Array (nested in an object)", json: false, make: () => ({ b: bytesOf(16) }) },

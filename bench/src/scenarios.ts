@@ -127,9 +127,33 @@ export function plan(quick: boolean): Plan {
     const suffix = warmup === 0 ? ", fresh connection" : "";
     const common = { group, set: "main" as const, warmupPerBlock: warmup, warmupPerScenario: 20 };
     scenarios.push(
-      { ...common, kind: "sequence", id: `${group}-increment`, label: `${n} × increment()${suffix}`, samplesPerBlock: n, callsPerSample: 1, sample: increment },
-      { ...common, kind: "sequence", id: `${group}-getValue`, label: `${n} × getValue()${suffix}`, samplesPerBlock: n, callsPerSample: 1, sample: getValue },
-      { ...common, kind: "sequence", id: `${group}-incget`, label: `${n / 2} × (increment + getValue)${suffix}`, samplesPerBlock: n / 2, callsPerSample: 2, sample: incrementThenGet },
+      {
+        ...common,
+        kind: "sequence",
+        id: `${group}-increment`,
+        label: `${n} × increment()${suffix}`,
+        samplesPerBlock: n,
+        callsPerSample: 1,
+        sample: increment,
+      },
+      {
+        ...common,
+        kind: "sequence",
+        id: `${group}-getValue`,
+        label: `${n} × getValue()${suffix}`,
+        samplesPerBlock: n,
+        callsPerSample: 1,
+        sample: getValue,
+      },
+      {
+        ...common,
+        kind: "sequence",
+        id: `${group}-incget`,
+        label: `${n / 2} × (increment + getValue)${suffix}`,
+        samplesPerBlock: n / 2,
+        callsPerSample: 2,
+        sample: incrementThenGet,
+      },
     );
   };
   trio("counter", sizes.trio, 20);
@@ -155,14 +179,58 @@ export function plan(quick: boolean): Plan {
   }
 
   scenarios.push(
-    { kind: "connect", id: "connect-fresh", group: "connect", set: "main", label: "fresh connection + first call (same instance)", samplesPerBlock: sizes.connect, newInstance: false },
-    { kind: "connect", id: "connect-new-do", group: "connect", set: "main", label: "fresh connection + first call (new instance)", samplesPerBlock: sizes.connectNewInstance, newInstance: true },
-    { kind: "connect", id: "routing-connect", group: "routing", set: "routing", label: "fresh connection + first call", samplesPerBlock: sizes.connect, newInstance: false },
-    { kind: "sequence", id: "routing-getValue", group: "routing", set: "routing", label: `${sizes.routingGetValue} × getValue() on the open connection`, samplesPerBlock: sizes.routingGetValue, callsPerSample: 1, warmupPerBlock: 20, warmupPerScenario: 20, sample: getValue },
+    {
+      kind: "connect",
+      id: "connect-fresh",
+      group: "connect",
+      set: "main",
+      label: "fresh connection + first call (same instance)",
+      samplesPerBlock: sizes.connect,
+      newInstance: false,
+    },
+    {
+      kind: "connect",
+      id: "connect-new-do",
+      group: "connect",
+      set: "main",
+      label: "fresh connection + first call (new instance)",
+      samplesPerBlock: sizes.connectNewInstance,
+      newInstance: true,
+    },
+    {
+      kind: "connect",
+      id: "routing-connect",
+      group: "routing",
+      set: "routing",
+      label: "fresh connection + first call",
+      samplesPerBlock: sizes.connect,
+      newInstance: false,
+    },
+    {
+      kind: "sequence",
+      id: "routing-getValue",
+      group: "routing",
+      set: "routing",
+      label: `${sizes.routingGetValue} × getValue() on the open connection`,
+      samplesPerBlock: sizes.routingGetValue,
+      callsPerSample: 1,
+      warmupPerBlock: 20,
+      warmupPerScenario: 20,
+      sample: getValue,
+    },
   );
 
   for (const inFlight of [1, 4, 16, 64, 128]) {
-    scenarios.push({ kind: "inflight", id: `inflight-${inFlight}`, group: "inflight", set: "main", label: `${inFlight} in flight, one connection`, inFlight, durationMs: sizes.inflightMs, warmMs: sizes.loopWarmMs });
+    scenarios.push({
+      kind: "inflight",
+      id: `inflight-${inFlight}`,
+      group: "inflight",
+      set: "main",
+      label: `${inFlight} in flight, one connection`,
+      inFlight,
+      durationMs: sizes.inflightMs,
+      warmMs: sizes.loopWarmMs,
+    });
   }
   for (const dos of [1, 16]) {
     for (const clientsPerDO of sizes.clientsPerDO) {

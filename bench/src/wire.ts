@@ -98,7 +98,9 @@ export function whenOpen(socket: WebSocket): Promise<void> {
   if (socket.readyState === WebSocket.OPEN) return Promise.resolve();
   return new Promise((resolve, reject) => {
     socket.addEventListener("open", () => resolve(), { once: true });
-    socket.addEventListener("close", (event) => reject(new Error(`WebSocket closed before it opened (code ${event.code})`)), { once: true });
+    socket.addEventListener("close", (event) => reject(new Error(`WebSocket closed before it opened (code ${event.code})`)), {
+      once: true,
+    });
   });
 }
 

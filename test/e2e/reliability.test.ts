@@ -16,7 +16,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRpcClient, rpcConnection, RpcError, withCallOptions, type RpcClient } from "@dorpc/rpc";
+import { createRpcClient, rpcConnection, type RpcError, withCallOptions, type RpcClient } from "@dorpc/rpc";
 import { startWranglerDev, type WranglerDev } from "../support/wrangler-dev.js";
 
 /** Reliable's API (test/reliability/worker.ts), restated so this Node test needs no workerd types. */
@@ -95,7 +95,11 @@ function tracked<T>(promise: Promise<T>) {
 describe("wrangler dev restart mid-call", () => {
   it("every in-flight call settles exactly once (DISCONNECTED), the client reconnects and later calls succeed", async () => {
     const instance = `restart-${Date.now()}`;
-    await using client = createRpcClient<Reliable>("RELIABLE", instance, { baseUrl: dev.baseUrl, reconnect: RECONNECT, connectTimeout: CONNECT_TIMEOUT });
+    await using client = createRpcClient<Reliable>("RELIABLE", instance, {
+      baseUrl: dev.baseUrl,
+      reconnect: RECONNECT,
+      connectTimeout: CONNECT_TIMEOUT,
+    });
     const connection = rpcConnection(client);
     const states: string[] = [];
     connection.onStateChange((state) => states.push(state));
@@ -202,7 +206,12 @@ describe("load ledger under faults", () => {
     let socketsCut = 0;
     let chaosCalls = 0;
     const chaosClients = Array.from({ length: OBJECTS }, (_, k) =>
-      createRpcClient<Reliable>("RELIABLE", objectName(k), { baseUrl: dev.baseUrl, reconnect: RECONNECT, timeout: 10_000, connectTimeout: CONNECT_TIMEOUT }),
+      createRpcClient<Reliable>("RELIABLE", objectName(k), {
+        baseUrl: dev.baseUrl,
+        reconnect: RECONNECT,
+        timeout: 10_000,
+        connectTimeout: CONNECT_TIMEOUT,
+      }),
     );
     const chaos = (async () => {
       while (chaosOn) {
@@ -236,7 +245,9 @@ describe("load ledger under faults", () => {
     const began = Date.now();
     const progress = setInterval(() => {
       const open = clients.filter((client) => rpcConnection(client).state === "open").length;
-      console.log(`ledger progress: ${completed} done, ${open}/${CLIENTS} open, ${reconnects} reconnects, ${appRetries} app retries (${timeouts} timeouts), ${socketsCut} cut, ${restarts} restarts, ${((Date.now() - began) / 1000).toFixed(0)} s`);
+      console.log(
+        `ledger progress: ${completed} done, ${open}/${CLIENTS} open, ${reconnects} reconnects, ${appRetries} app retries (${timeouts} timeouts), ${socketsCut} cut, ${restarts} restarts, ${((Date.now() - began) / 1000).toFixed(0)} s`,
+      );
     }, 5_000);
     await Promise.all(clients.map((_, i) => drive(i))).finally(() => clearInterval(progress));
     const seconds = (Date.now() - began) / 1000;

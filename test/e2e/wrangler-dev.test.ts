@@ -48,7 +48,10 @@ describe("wrangler dev, Node client", () => {
     const cyclic: { self?: unknown; when: Date } = { when: new Date(1_700_000_000_000) };
     cyclic.self = cyclic;
     const value = {
-      map: new Map<unknown, unknown>([["a", 1n], [2, new Set([/x+/gi, NaN])]]),
+      map: new Map<unknown, unknown>([
+        ["a", 1n],
+        [2, new Set([/x+/gi, NaN])],
+      ]),
       numbers: [-0, Infinity, -Infinity],
       bytes: new Uint8Array(256 * 1024).map((_, i) => i & 0xff),
       cyclic,

@@ -208,7 +208,15 @@ describe("reconnect", () => {
     let hung = 0;
     const closes: number[] = [];
     (t.session as unknown as { options: { transport: typeof factory } }).options.transport = (handler) => {
-      if (hung++ === 0) return { open: () => new Promise<void>(() => {}), send() {}, close: (code = 1000, reason = "") => { closes.push(code); handler.onClose(code, reason); } };
+      if (hung++ === 0)
+        return {
+          open: () => new Promise<void>(() => {}),
+          send() {},
+          close: (code = 1000, reason = "") => {
+            closes.push(code);
+            handler.onClose(code, reason);
+          },
+        };
       return factory(handler);
     };
     t.faults.last.paired.cut();

@@ -80,7 +80,9 @@ describe("hibernation and eviction", () => {
       (value) => value,
       (error: RpcError) => error.code,
     );
-    expect(outcome, "the call settled only by the client's own timeout: the object was evicted mid-call and the reply was lost").not.toBe("TIMEOUT");
+    expect(outcome, "the call settled only by the client's own timeout: the object was evicted mid-call and the reply was lost").not.toBe(
+      "TIMEOUT",
+    );
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 

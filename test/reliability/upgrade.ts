@@ -5,7 +5,15 @@
  * RpcTransport contract (packages/rpc/src/transport.ts) and records each attempt so tests can
  * reach the raw socket and the close code.
  */
-import { createRpcClient, RpcError, type RpcClient, type RpcClientOptions, type RpcTransport, type TransportFactory, type TransportHandler } from "@dorpc/rpc";
+import {
+  createRpcClient,
+  RpcError,
+  type RpcClient,
+  type RpcClientOptions,
+  type RpcTransport,
+  type TransportFactory,
+  type TransportHandler,
+} from "@dorpc/rpc";
 import { SELF } from "cloudflare:test";
 
 export interface Attempt {

@@ -31,7 +31,10 @@ class ScriptedSocket implements WebSocketLike {
 
 function start() {
   const closes: [number, string][] = [];
-  const transport = webSocketTransport("ws://127.0.0.1:1/x", ScriptedSocket)({ onMessage() {}, onClose: (code, reason) => closes.push([code, reason]) });
+  const transport = webSocketTransport(
+    "ws://127.0.0.1:1/x",
+    ScriptedSocket,
+  )({ onMessage() {}, onClose: (code, reason) => closes.push([code, reason]) });
   const opened = transport.open().then(
     () => "opened",
     (error: Error) => `rejected: ${error.message}`,

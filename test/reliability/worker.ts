@@ -75,7 +75,10 @@ export class Reliable extends RpcDurableObject<Env> {
 
   /** What the ledger checks: distinct ops applied, runs of incrementOnce, and the op ids. */
   ledger(): { applied: number; runs: number; ops: string[] } {
-    const ops = this.sql.exec<{ id: string }>("SELECT id FROM ops").toArray().map((row) => row.id);
+    const ops = this.sql
+      .exec<{ id: string }>("SELECT id FROM ops")
+      .toArray()
+      .map((row) => row.id);
     return { applied: this.kv.get<number>("applied") ?? 0, runs: this.kv.get<number>("runs") ?? 0, ops };
   }
 

@@ -195,11 +195,15 @@ describe("binding resolution", () => {
 
   it("does not run hooks for an unknown binding", async () => {
     let called = false;
-    const response = await route(req("/__rpc/NOPE/a"), { COUNTER: fakeNamespace("COUNTER").ns }, {
-      onBeforeRequest: () => {
-        called = true;
+    const response = await route(
+      req("/__rpc/NOPE/a"),
+      { COUNTER: fakeNamespace("COUNTER").ns },
+      {
+        onBeforeRequest: () => {
+          called = true;
+        },
       },
-    });
+    );
     expect(response.status).toBe(404);
     expect(called).toBe(false);
   });
@@ -408,14 +412,11 @@ describe("hooks", () => {
     expect(log).toEqual(["request"]);
   });
 
-  it.each(["websocket", "WebSocket", "WEBSOCKET"])(
-    "runs onBeforeConnect, not onBeforeRequest, for Upgrade: %s",
-    async (value) => {
-      const { env, log, options } = setup();
-      await route(req("/__rpc/my-counter/a", { headers: { Upgrade: value } }), env, options);
-      expect(log).toEqual(["connect"]);
-    },
-  );
+  it.each(["websocket", "WebSocket", "WEBSOCKET"])("runs onBeforeConnect, not onBeforeRequest, for Upgrade: %s", async (value) => {
+    const { env, log, options } = setup();
+    await route(req("/__rpc/my-counter/a", { headers: { Upgrade: value } }), env, options);
+    expect(log).toEqual(["connect"]);
+  });
 
   it("treats Upgrade headers other than websocket as ordinary requests", async () => {
     const { env, log, options } = setup();
@@ -598,12 +599,16 @@ describe("CORS", () => {
   it("answers a preflight from an allowed origin with 204 and the Access-Control headers, without hooks or the object", async () => {
     const counter = fakeNamespace("COUNTER");
     let hookRuns = 0;
-    const response = await route(preflight(APP), { COUNTER: counter.ns }, {
-      cors: { origins: [APP], credentials: true, maxAge: 600, methods: ["GET", "POST", "PUT"], headers: ["Content-Type", "X-Token"] },
-      onBeforeRequest: () => {
-        hookRuns += 1;
+    const response = await route(
+      preflight(APP),
+      { COUNTER: counter.ns },
+      {
+        cors: { origins: [APP], credentials: true, maxAge: 600, methods: ["GET", "POST", "PUT"], headers: ["Content-Type", "X-Token"] },
+        onBeforeRequest: () => {
+          hookRuns += 1;
+        },
       },
-    });
+    );
     expect(response.status).toBe(204);
     expect(Object.fromEntries(response.headers)).toMatchObject({
       "access-control-allow-origin": APP,
@@ -626,16 +631,24 @@ describe("CORS", () => {
   });
 
   it("answers a preflight even for an unknown binding, so the real request's 404 is readable", async () => {
-    const response = await route(preflight(APP, "/__rpc/NOPE/a"), { COUNTER: fakeNamespace("COUNTER").ns }, {
-      cors: { origins: [APP] },
-    });
+    const response = await route(
+      preflight(APP, "/__rpc/NOPE/a"),
+      { COUNTER: fakeNamespace("COUNTER").ns },
+      {
+        cors: { origins: [APP] },
+      },
+    );
     expect(response.status).toBe(204);
   });
 
   it("answers a preflight from a disallowed origin with 403 and no Allow-Origin", async () => {
-    const response = await route(preflight("https://evil.example"), { COUNTER: fakeNamespace("COUNTER").ns }, {
-      cors: { origins: [APP] },
-    });
+    const response = await route(
+      preflight("https://evil.example"),
+      { COUNTER: fakeNamespace("COUNTER").ns },
+      {
+        cors: { origins: [APP] },
+      },
+    );
     expect(response.status).toBe(403);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBeNull();
     expect(await response.text()).toContain('origin "https://evil.example" is not allowed');
@@ -687,9 +700,13 @@ describe("CORS", () => {
   });
 
   it('uses Allow-Origin "*" and no Vary for origins "*"', async () => {
-    const response = await route(req("/__rpc/COUNTER/a", { headers: { Origin: "https://any.example" } }), {
-      COUNTER: fakeNamespace("COUNTER").ns,
-    }, { cors: { origins: "*" } });
+    const response = await route(
+      req("/__rpc/COUNTER/a", { headers: { Origin: "https://any.example" } }),
+      {
+        COUNTER: fakeNamespace("COUNTER").ns,
+      },
+      { cors: { origins: "*" } },
+    );
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(response.headers.get("Vary")).toBeNull();
   });
@@ -747,10 +764,18 @@ describe("option validation", () => {
     ["a prefix with an empty segment", { prefix: "/a//b" }, /prefix "\/a\/\/b" has the segment ""/],
     ["a prefix with a space", { prefix: "/my rpc" }, /prefix "\/my rpc" has the segment "my rpc"/],
     ["a prefix with a dot segment", { prefix: "/a/../b" }, /has the segment "\.\."/],
-    ["allowedOrigins \"*\"", { allowedOrigins: "*" }, /allowedOrigins cannot be "\*"/],
+    ['allowedOrigins "*"', { allowedOrigins: "*" }, /allowedOrigins cannot be "\*"/],
     ["an allowedOrigins string", { allowedOrigins: "https://a.example" }, /allowedOrigins must be an array of origins or a function/],
-    ["an origin with a trailing slash", { allowedOrigins: ["https://a.example/"] }, /allowedOrigins\[0\] "https:\/\/a.example\/" is not in the form browsers send; use "https:\/\/a.example"/],
-    ["an origin with uppercase", { allowedOrigins: ["https://a.example", "https://App.Example"] }, /allowedOrigins\[1\] .* use "https:\/\/app.example"/],
+    [
+      "an origin with a trailing slash",
+      { allowedOrigins: ["https://a.example/"] },
+      /allowedOrigins\[0\] "https:\/\/a.example\/" is not in the form browsers send; use "https:\/\/a.example"/,
+    ],
+    [
+      "an origin with uppercase",
+      { allowedOrigins: ["https://a.example", "https://App.Example"] },
+      /allowedOrigins\[1\] .* use "https:\/\/app.example"/,
+    ],
     ["a wildcard origin", { allowedOrigins: ["https://*.example.com"] }, /wildcards are not supported, pass a function instead/],
     ["a non-origin", { allowedOrigins: ["app.example"] }, /allowedOrigins\[0\] "app.example" is not an origin/],
     ["requireOrigin without allowedOrigins", { requireOrigin: true }, /requireOrigin needs allowedOrigins/],
@@ -758,7 +783,11 @@ describe("option validation", () => {
     ["cors: true", { cors: true }, /cors must be false or an object/],
     ["cors without origins", { cors: {} }, /cors.origins is required/],
     ["an unknown cors option", { cors: { origins: "*", origin: "*" } }, /Unknown option cors.origin;/],
-    ["credentials with origins \"*\"", { cors: { origins: "*", credentials: true } }, /cors.credentials cannot be combined with cors.origins "\*"/],
+    [
+      'credentials with origins "*"',
+      { cors: { origins: "*", credentials: true } },
+      /cors.credentials cannot be combined with cors.origins "\*"/,
+    ],
     ["a negative maxAge", { cors: { origins: "*", maxAge: -1 } }, /cors.maxAge must be a non-negative integer of seconds, got -1/],
     ["a bad method", { cors: { origins: "*", methods: ["GET POST"] } }, /cors.methods\[0\] must be an HTTP token/],
     ["a non-array headers", { cors: { origins: "*", headers: "Content-Type" } }, /cors.headers must be an array of strings/],

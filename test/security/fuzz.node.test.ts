@@ -55,8 +55,7 @@ const RESOLVED = resolveLimits(LIMITS);
 const SENTINEL = "polluted";
 
 function protoState(): string {
-  const keys = (o: object) =>
-    [...Object.getOwnPropertyNames(o), ...Object.getOwnPropertySymbols(o).map(String)].sort().join(",");
+  const keys = (o: object) => [...Object.getOwnPropertyNames(o), ...Object.getOwnPropertySymbols(o).map(String)].sort().join(",");
   const probe = [
     ({} as Record<string, unknown>)[SENTINEL],
     ([] as unknown as Record<string, unknown>)[SENTINEL],
@@ -166,13 +165,17 @@ const { value: valueArb } = fc.letrec<{ value: unknown }>((tie) => ({
     fc.dictionary(fc.constantFrom(...KEYS.filter((k) => k !== "__proto__")), tie("value"), { maxKeys: 4 }),
     fc.array(fc.tuple(tie("value"), tie("value")), { maxLength: 3 }).map((e) => new Map(e)),
     fc.array(tie("value"), { maxLength: 3 }).map((e) => new Set(e)),
-    fc.tuple(fc.constantFrom("Error", "TypeError", "RangeError", "constructor", "__proto__", "AggregateError"), fc.string({ maxLength: 6 }), tie("value")).map(
-      ([name, message, cause]) => {
+    fc
+      .tuple(
+        fc.constantFrom("Error", "TypeError", "RangeError", "constructor", "__proto__", "AggregateError"),
+        fc.string({ maxLength: 6 }),
+        tie("value"),
+      )
+      .map(([name, message, cause]) => {
         const e = name === "AggregateError" ? new AggregateError([cause], message) : new Error(message, { cause });
         if (name !== "AggregateError") e.name = name;
         return e;
-      },
-    ),
+      }),
     fc.sparseArray(tie("value"), { maxLength: 6, maxNumElements: 2 }),
   ),
 }));
@@ -185,7 +188,22 @@ const sharedArb = fc.tuple(valueArb, valueArb).map(([a, b]) => {
 });
 
 /** `encode` output for a random value (values that cannot be encoded are skipped). */
-const encodedArb = fc.oneof(valueArb, sharedArb, fc.anything({ maxDepth: 3, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true }))
+const encodedArb = fc
+  .oneof(
+    valueArb,
+    sharedArb,
+    fc.anything({
+      maxDepth: 3,
+      withBigInt: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withNullPrototype: true,
+      withBoxedValues: true,
+    }),
+  )
   .map((v) => {
     try {
       return encode(v);
@@ -195,7 +213,32 @@ const encodedArb = fc.oneof(valueArb, sharedArb, fc.anything({ maxDepth: 3, with
     }
   });
 
-const NAMES = ["getValue", "echo", "record", "tools", "peek", "data", "list", "_private", "ctx", "env", "constructor", "__proto__", "then", "toString", "call", "apply", "bind", "fetch", "alarm", "0", "length", "secretField", "arrowField", "storage"];
+const NAMES = [
+  "getValue",
+  "echo",
+  "record",
+  "tools",
+  "peek",
+  "data",
+  "list",
+  "_private",
+  "ctx",
+  "env",
+  "constructor",
+  "__proto__",
+  "then",
+  "toString",
+  "call",
+  "apply",
+  "bind",
+  "fetch",
+  "alarm",
+  "0",
+  "length",
+  "secretField",
+  "arrowField",
+  "storage",
+];
 
 /** One call step before encoding: a name, JSON arguments, or arguments that need records. */
 type StepSpec = string | { json: unknown[] } | { values: unknown[] };
@@ -236,8 +279,66 @@ const callFrameArb = fc
 // Mutations
 // ---------------------------------------------------------------------------------------------
 
-const TOKENS = ["[", "]", "{", "}", ",", ":", '"', "-1", "0", "1e309", "1.5", "null", "true", '"__proto__"', '"constructor"', '{"__proto__":{"polluted":1}}', "[17,0]", '[18,["Uint8Array",0,0,99999]]', "[19,[4294967295]]", '["Function",0]', '["WebSocket",{}]', "99", "4294967295", '"-0"', '[8,"1e5"]', '[4,{"source":"(","flags":""}]', "[0,", "[1,"];
-const RECORD_TYPES: unknown[] = [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 18, 19, 20, 99, "-0", "Number", "BigInt", "String", "Boolean", "Uint8Array", "Function", "WebSocket", "EventSource", "Object", "__proto__", null];
+const TOKENS = [
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  ":",
+  '"',
+  "-1",
+  "0",
+  "1e309",
+  "1.5",
+  "null",
+  "true",
+  '"__proto__"',
+  '"constructor"',
+  '{"__proto__":{"polluted":1}}',
+  "[17,0]",
+  '[18,["Uint8Array",0,0,99999]]',
+  "[19,[4294967295]]",
+  '["Function",0]',
+  '["WebSocket",{}]',
+  "99",
+  "4294967295",
+  '"-0"',
+  '[8,"1e5"]',
+  '[4,{"source":"(","flags":""}]',
+  "[0,",
+  "[1,",
+];
+const RECORD_TYPES: unknown[] = [
+  -1,
+  0,
+  1,
+  2,
+  3,
+  4,
+  5,
+  6,
+  7,
+  8,
+  16,
+  17,
+  18,
+  19,
+  20,
+  99,
+  "-0",
+  "Number",
+  "BigInt",
+  "String",
+  "Boolean",
+  "Uint8Array",
+  "Function",
+  "WebSocket",
+  "EventSource",
+  "Object",
+  "__proto__",
+  null,
+];
 const BAD_NUMBERS: unknown[] = [-1, 0, 1, 2, 3, 1.5, 1e9, 2 ** 32, 4294967295, 67108864, -0.5, "1", null, [], {}];
 
 type Mutation =
@@ -255,7 +356,11 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
   fc.record({ kind: fc.constant("retype" as const), pick: fc.nat(), type: fc.constantFrom(...RECORD_TYPES) }),
   fc.record({ kind: fc.constant("renumber" as const), pick: fc.nat(), value: fc.constantFrom(...BAD_NUMBERS) }),
-  fc.record({ kind: fc.constant("header" as const), field: fc.constantFrom(4 as const, 8 as const, 12 as const), value: fc.constantFrom(0, 1, 7, 9, 4096, 0xffffffff, 0x7fffffff) }),
+  fc.record({
+    kind: fc.constant("header" as const),
+    field: fc.constantFrom(4 as const, 8 as const, 12 as const),
+    value: fc.constantFrom(0, 1, 7, 9, 4096, 0xffffffff, 0x7fffffff),
+  }),
   fc.record({ kind: fc.constant("dup" as const), at: fc.nat(), length: fc.integer({ min: 1, max: 40 }) }),
 );
 
@@ -398,7 +503,10 @@ function checkDecode(frame: WireFrame): void {
 
 describe("fuzz: decode", () => {
   it("valid encodings of random values decode (or hit a limit) and stay within limits", () => {
-    fc.assert(fc.property(encodedArb, (frame) => checkDecode(frame)), { numRuns: 400 });
+    fc.assert(
+      fc.property(encodedArb, (frame) => checkDecode(frame)),
+      { numRuns: 400 },
+    );
   });
 
   it("mutated encodings (flips, spliced tokens, swapped types, bad indexes/lengths, header lies, truncation) only ever throw RpcError", () => {
@@ -414,13 +522,24 @@ describe("fuzz: decode", () => {
 
   it("hand-built record tables from random records only ever throw RpcError", () => {
     const record = fc.oneof(
-      fc.tuple(fc.constantFrom(...RECORD_TYPES), fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 4 }), fc.array(fc.tuple(fc.integer({ min: -1, max: 8 }), fc.integer({ min: -1, max: 8 })), { maxLength: 3 }))),
+      fc.tuple(
+        fc.constantFrom(...RECORD_TYPES),
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 4 }),
+          fc.array(fc.tuple(fc.integer({ min: -1, max: 8 }), fc.integer({ min: -1, max: 8 })), { maxLength: 3 }),
+        ),
+      ),
       fc.tuple(fc.constantFrom(...RECORD_TYPES)),
     );
     fc.assert(
-      fc.property(fc.array(record, { minLength: 1, maxLength: 8 }), fc.array(fc.uint8Array({ maxLength: 16 }), { maxLength: 2 }), (table, blobs) => {
-        checkDecode(writeFrame(0x56, JSON.stringify([1, table]), blobs));
-      }),
+      fc.property(
+        fc.array(record, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.uint8Array({ maxLength: 16 }), { maxLength: 2 }),
+        (table, blobs) => {
+          checkDecode(writeFrame(0x56, JSON.stringify([1, table]), blobs));
+        },
+      ),
       { numRuns: 4000 },
     );
   }, 30_000);
@@ -604,7 +723,17 @@ const callText = (id: number, ...chain: unknown[]): string => `\u001eC${JSON.str
 
 describe("decoder protections, exactly", () => {
   it('an own "__proto__" key in an object record is DECODE, and nothing is polluted', () => {
-    expect(decodeError(recordsFrame([[2, [[1, 2]]], [0, "__proto__"], [2, [[3, 4]]], [0, SENTINEL], [0, true]])).code).toBe("DECODE");
+    expect(
+      decodeError(
+        recordsFrame([
+          [2, [[1, 2]]],
+          [0, "__proto__"],
+          [2, [[3, 4]]],
+          [0, SENTINEL],
+          [0, true],
+        ]),
+      ).code,
+    ).toBe("DECODE");
     expect(decodeError('\u001eV[0,{"__proto__":{"polluted":true}}]').code).toBe("DECODE");
     expectPrototypesIntact();
   });
@@ -627,10 +756,50 @@ describe("decoder protections, exactly", () => {
 
   it("views are bounds-checked against their blob before construction: DECODE, never a RangeError", () => {
     const blob = [new Uint8Array(8)];
-    expect(decodeError(recordsFrame([[18, ["Uint8Array", 1, 0, 67108864]], [17, 0]], blob)).code).toBe("DECODE");
-    expect(decodeError(recordsFrame([[18, ["Float64Array", 1, 8, 1]], [17, 0]], blob)).code).toBe("DECODE");
-    expect(decodeError(recordsFrame([[18, ["DataView", 1, 4, 5]], [17, 0]], blob)).code).toBe("DECODE");
-    expect(decodeError(recordsFrame([[18, ["Uint32Array", 1, 2, 1]], [17, 0]], blob)).code).toBe("DECODE");
+    expect(
+      decodeError(
+        recordsFrame(
+          [
+            [18, ["Uint8Array", 1, 0, 67108864]],
+            [17, 0],
+          ],
+          blob,
+        ),
+      ).code,
+    ).toBe("DECODE");
+    expect(
+      decodeError(
+        recordsFrame(
+          [
+            [18, ["Float64Array", 1, 8, 1]],
+            [17, 0],
+          ],
+          blob,
+        ),
+      ).code,
+    ).toBe("DECODE");
+    expect(
+      decodeError(
+        recordsFrame(
+          [
+            [18, ["DataView", 1, 4, 5]],
+            [17, 0],
+          ],
+          blob,
+        ),
+      ).code,
+    ).toBe("DECODE");
+    expect(
+      decodeError(
+        recordsFrame(
+          [
+            [18, ["Uint32Array", 1, 2, 1]],
+            [17, 0],
+          ],
+          blob,
+        ),
+      ).code,
+    ).toBe("DECODE");
     expect(decodeError(recordsFrame([[18, ["Uint8Array", 0, 0, 1]]], blob)).code).toBe("DECODE");
   });
 
@@ -668,7 +837,7 @@ describe("decoder protections, exactly", () => {
 
   it("a frame over maxMessageBytes is LIMIT before it is parsed (text and binary)", () => {
     expect(decodeError(`\u001eV[0,"${"x".repeat(200)}"]`, { maxMessageBytes: 100 }).code).toBe("LIMIT");
-    expect(decodeError(writeFrame(0x56, '[1,[[17,0]]]', [new Uint8Array(200)]), { maxMessageBytes: 100 }).code).toBe("LIMIT");
+    expect(decodeError(writeFrame(0x56, "[1,[[17,0]]]", [new Uint8Array(200)]), { maxMessageBytes: 100 }).code).toBe("LIMIT");
     // Not even parsed: invalid JSON over the limit is LIMIT, not DECODE.
     expect(decodeError(`\u001eV${"[".repeat(200)}`, { maxMessageBytes: 100 }).code).toBe("LIMIT");
   });
@@ -689,7 +858,13 @@ describe("dispatcher protections, exactly", () => {
   });
 
   it("_-prefixed names, instance fields and arrow fields are NOT_FOUND", async () => {
-    for (const chain of [["_private", [0]], ["tools", "_private", [0]], ["secretField"], ["arrowField", [0]], ["ctx", "storage", "deleteAll", [0]]]) {
+    for (const chain of [
+      ["_private", [0]],
+      ["tools", "_private", [0]],
+      ["secretField"],
+      ["arrowField", [0]],
+      ["ctx", "storage", "deleteAll", [0]],
+    ]) {
       const { replies } = await dispatch(callText(1, ...chain));
       expect(replies[0]?.slice(0, 3), JSON.stringify(chain)).toEqual([1, 3, "NOT_FOUND"]);
     }

@@ -119,7 +119,10 @@ async function runCase(c: HostileCase): Promise<void> {
       expect(closed![0], `close reason: ${closed![1]}`).toBe(c.close[0]);
       if (typeof c.close[1] === "string") expect(closed![1]).toContain(c.close[1]);
       else expect(closed![1]).toMatch(c.close[1]);
-      expect(conn.replies.filter((r) => r[0] !== PROBE), "a closed frame answers no call").toEqual([]);
+      expect(
+        conn.replies.filter((r) => r[0] !== PROBE),
+        "a closed frame answers no call",
+      ).toEqual([]);
     }
     await c.check?.(conn, name);
     // (b)
@@ -177,7 +180,11 @@ describe("traversal: names a chain can never reach are NOT_FOUND, and nothing ru
     },
     {
       name: "a getter returning this.ctx.storage, then .deleteAll(), is NOT_FOUND and storage is untouched",
-      frames: [call(1, "storage", "deleteAll", [0]), call(2, "storage", "kv", "get", [0, "count"]), call(3, "storage", "sql", "exec", [0, "DELETE FROM _cf_KV"])],
+      frames: [
+        call(1, "storage", "deleteAll", [0]),
+        call(2, "storage", "kv", "get", [0, "count"]),
+        call(3, "storage", "sql", "exec", [0, "DELETE FROM _cf_KV"]),
+      ],
       failed: [
         [1, "NOT_FOUND"],
         [2, "NOT_FOUND"],
@@ -204,7 +211,11 @@ describe("traversal: names a chain can never reach are NOT_FOUND, and nothing ru
     { name: "valueOf() is NOT_FOUND", frames: [call(1, "valueOf", [0])], failed: [[1, "NOT_FOUND"]] },
     {
       name: "hasOwnProperty, __defineGetter__ and __lookupGetter__ are NOT_FOUND",
-      frames: [call(1, "hasOwnProperty", [0, "count"]), call(2, "__defineGetter__", [0, "x", null]), call(3, "__lookupGetter__", [0, "storage"])],
+      frames: [
+        call(1, "hasOwnProperty", [0, "count"]),
+        call(2, "__defineGetter__", [0, "x", null]),
+        call(3, "__lookupGetter__", [0, "storage"]),
+      ],
       failed: [
         [1, "NOT_FOUND"],
         [2, "NOT_FOUND"],
@@ -325,12 +336,52 @@ describe("decoder bombs: refused per call before anything is built", () => {
     },
     {
       name: "a view of 67,108,864 elements over an 8-byte blob is DECODE (view bounds checked before construction)",
-      frames: () => [binaryFrame(JSON.stringify([[1, ["record", [1, [[1, [1]], [18, ["Uint8Array", 2, 0, 67108864]], [17, 0]]]]]]), [new Uint8Array(8)])],
+      frames: () => [
+        binaryFrame(
+          JSON.stringify([
+            [
+              1,
+              [
+                "record",
+                [
+                  1,
+                  [
+                    [1, [1]],
+                    [18, ["Uint8Array", 2, 0, 67108864]],
+                    [17, 0],
+                  ],
+                ],
+              ],
+            ],
+          ]),
+          [new Uint8Array(8)],
+        ),
+      ],
       failed: [[1, "DECODE"]],
     },
     {
       name: "a Float64Array view at a misaligned offset is DECODE",
-      frames: () => [binaryFrame(JSON.stringify([[1, ["record", [1, [[1, [1]], [18, ["Float64Array", 2, 3, 1]], [17, 0]]]]]]), [new Uint8Array(16)])],
+      frames: () => [
+        binaryFrame(
+          JSON.stringify([
+            [
+              1,
+              [
+                "record",
+                [
+                  1,
+                  [
+                    [1, [1]],
+                    [18, ["Float64Array", 2, 3, 1]],
+                    [17, 0],
+                  ],
+                ],
+              ],
+            ],
+          ]),
+          [new Uint8Array(16)],
+        ),
+      ],
       failed: [[1, "DECODE"]],
     },
     {
@@ -340,7 +391,16 @@ describe("decoder bombs: refused per call before anything is built", () => {
     },
     {
       name: "a record index outside the table is DECODE",
-      frames: [call(1, "record", recordArgs([[1, [1, 1e9]], [0, 1]]))],
+      frames: [
+        call(
+          1,
+          "record",
+          recordArgs([
+            [1, [1, 1e9]],
+            [0, 1],
+          ]),
+        ),
+      ],
       failed: [[1, "DECODE"]],
     },
     {
@@ -392,7 +452,10 @@ describe("decoder bombs: refused per call before anything is built", () => {
       // dorpc decodes a RegExp as an inert object and never executes it; only user code that
       // runs it against input could hang (docs/security.md).
       name: 'a catastrophic RegExp "(a+)+$" decodes as an inert RegExp and the object does not hang',
-      frames: [call(1, "kindOf", oneArg([4, { source: "(a+)+$", flags: "" }])), call(2, "echo", oneArg([4, { source: "(a+)+$", flags: "" }]))],
+      frames: [
+        call(1, "kindOf", oneArg([4, { source: "(a+)+$", flags: "" }])),
+        call(2, "echo", oneArg([4, { source: "(a+)+$", flags: "" }])),
+      ],
       check: async (conn) => {
         expect(await conn.reply(1)).toEqual([1, 0, "[object RegExp]"]);
         expect(await conn.reply(2)).toEqual([2, 1, [[4, { source: "(a+)+$", flags: "" }]]]);
@@ -436,7 +499,7 @@ describe("decoder bombs: refused per call before anything is built", () => {
     },
     {
       name: "frame-level bad JSON closes with 1008 (no id can be answered)",
-      frames: ['\u001eC[[1,["record",[0]]]', "\u001eC[[NaN,[\"record\",[0]]]]"],
+      frames: ['\u001eC[[1,["record",[0]]]', '\u001eC[[NaN,["record",[0]]]]'],
       close: [1008, "Frame is not valid JSON"],
     },
     {
@@ -468,7 +531,14 @@ describe("decoder bombs: refused per call before anything is built", () => {
     },
     {
       name: "a binary frame with the right layout and no blobs is read like a text frame (and runs nothing hostile)",
-      frames: () => [binaryFrame(JSON.stringify([[1, ["getValue", [0]]], [2, ["ctx", "storage", "deleteAll", [0]]]]))],
+      frames: () => [
+        binaryFrame(
+          JSON.stringify([
+            [1, ["getValue", [0]]],
+            [2, ["ctx", "storage", "deleteAll", [0]]],
+          ]),
+        ),
+      ],
       failed: [[2, "NOT_FOUND"]],
       check: async (conn) => expect(await conn.reply(1)).toEqual([1, 0, 7]),
     },
@@ -493,7 +563,12 @@ describe("protocol violations", () => {
   cases([
     {
       name: "a duplicate id while the first call is running is PROTOCOL; the original still completes",
-      frames: [calls([[5, ["slow", [0]]], [5, ["record", [0]]]])],
+      frames: [
+        calls([
+          [5, ["slow", [0]]],
+          [5, ["record", [0]]],
+        ]),
+      ],
       check: async (conn) => {
         const replies = await conn.repliesFor(5, 2);
         expect(replies[0]!.slice(0, 3)).toEqual([5, 3, "PROTOCOL"]);
@@ -553,7 +628,14 @@ describe("protocol violations", () => {
     },
     {
       name: "a chain that is not an array, an empty chain and a 3-element envelope are PROTOCOL",
-      frames: [calls([[1, "record"], [2, []], [3, ["record", [0]], "x"], [4, { 0: "record" }]])],
+      frames: [
+        calls([
+          [1, "record"],
+          [2, []],
+          [3, ["record", [0]], "x"],
+          [4, { 0: "record" }],
+        ]),
+      ],
       failed: [
         [1, "PROTOCOL"],
         [2, "PROTOCOL"],
@@ -585,7 +667,14 @@ describe("protocol violations", () => {
       name: "a call with 65 arguments is LIMIT (maxArgs 64), JSON or records",
       frames: () => [
         call(1, "record", [0, ...Array.from({ length: 65 }, (_, i) => i)]),
-        call(2, "record", recordArgs([[1, Array.from({ length: 65 }, () => 1)], [0, 0]])),
+        call(
+          2,
+          "record",
+          recordArgs([
+            [1, Array.from({ length: 65 }, () => 1)],
+            [0, 0],
+          ]),
+        ),
       ],
       failed: [
         [1, "LIMIT"],
@@ -630,10 +719,7 @@ describe("resource exhaustion", () => {
         `\u001eR${JSON.stringify(Array.from({ length: 1024 }, (_, i) => [i + 1, 0, null]))}`,
         calls(Array.from({ length: 8 }, (_, i) => [5000 + i, ["record", [0]]])),
       ],
-      failed: [
-        [1, "PROTOCOL"],
-        ...Array.from({ length: 8 }, (_, i): [number, RpcErrorCode] => [5000 + i, "LIMIT"]),
-      ],
+      failed: [[1, "PROTOCOL"], ...Array.from({ length: 8 }, (_, i): [number, RpcErrorCode] => [5000 + i, "LIMIT"])],
       check: async (conn, name) => {
         await runInDurableObject(stubOf("VICTIM", name), (instance: Victim) => instance.release());
         const replies = await conn.repliesFor(1024, 2, 10_000);
@@ -721,7 +807,7 @@ describe("access options narrow, and unsafeTrustedCaller still keeps the never-n
 // Through the real client
 // ---------------------------------------------------------------------------------------------
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the tests build chains the types forbid
 type Loose = any;
 
 function client(binding: Binding, name: string, query = "", headers: Record<string, string> = {}) {
@@ -864,7 +950,13 @@ describe("Origin allowlist (cross-site WebSocket hijacking)", () => {
 
   it("look-alike origins (other scheme, port, subdomain, trailing slash) get 403 too", async () => {
     const name = uniqueName("origin-lookalike");
-    for (const origin of ["http://good.example", "https://good.example:8443", "https://evil.good.example", "https://good.example.evil.example", "null"]) {
+    for (const origin of [
+      "http://good.example",
+      "https://good.example:8443",
+      "https://evil.good.example",
+      "https://good.example.evil.example",
+      "null",
+    ]) {
       const response = await SELF.fetch(routeUrl("VICTIM", name), { headers: { Upgrade: "websocket", Origin: origin } });
       expect(response.status, origin).toBe(403);
       expect(response.webSocket).toBeNull();
@@ -886,4 +978,3 @@ describe("Origin allowlist (cross-site WebSocket hijacking)", () => {
     }
   });
 });
-

@@ -22,7 +22,7 @@ export function binaryFrame(header: string | Uint8Array, blobs: Uint8Array[] = [
   out[1] = layout.kind ?? 0x43;
   view.setUint32(4, layout.blobCount ?? lengths.length, true);
   view.setUint32(8, layout.headerLength ?? head.byteLength, true);
-  lengths.forEach((length, i) => view.setUint32(12 + 4 * i, length, true));
+  for (const [i, length] of lengths.entries()) view.setUint32(12 + 4 * i, length, true);
   let at = 12 + 4 * lengths.length;
   out.set(head, at);
   at += head.byteLength;

@@ -62,8 +62,16 @@ const CASES: Case[] = [
   c("non-ASCII string", () => "héllo 🌍"),
   c("lone surrogate string", () => "a\ud800b"),
   c("0", () => 0),
-  c("-0", () => -0, (d) => expect(Object.is(d, -0)).toBe(true)),
-  c("NaN", () => NaN, (d) => expect(Number.isNaN(d)).toBe(true)),
+  c(
+    "-0",
+    () => -0,
+    (d) => expect(Object.is(d, -0)).toBe(true),
+  ),
+  c(
+    "NaN",
+    () => NaN,
+    (d) => expect(Number.isNaN(d)).toBe(true),
+  ),
   c("Infinity", () => Infinity),
   c("-Infinity", () => -Infinity),
   c("2**53-1", () => 2 ** 53 - 1),
@@ -72,12 +80,27 @@ const CASES: Case[] = [
   c("BigInt -123n", () => -123n),
   c("BigInt 2n**200n", () => 2n ** 200n),
   c("Date", () => new Date(1_700_000_000_123)),
-  c("invalid Date", () => new Date(NaN), (d) => expect(Number.isNaN((d as Date).getTime())).toBe(true)),
-  c("RegExp with every common flag", () => Object.assign(/a+b/gimsuy, { lastIndex: 3 }), (d) => {
-    expect(d).toBeInstanceOf(RegExp);
-    expect((d as RegExp).flags).toBe("gimsuy");
-  }),
-  c("Map with object keys, nested", () => new Map<unknown, unknown>([[{ k: 1 }, new Map([["inner", [1, 2]]])], [2, "two"]])),
+  c(
+    "invalid Date",
+    () => new Date(NaN),
+    (d) => expect(Number.isNaN((d as Date).getTime())).toBe(true),
+  ),
+  c(
+    "RegExp with every common flag",
+    () => Object.assign(/a+b/gimsuy, { lastIndex: 3 }),
+    (d) => {
+      expect(d).toBeInstanceOf(RegExp);
+      expect((d as RegExp).flags).toBe("gimsuy");
+    },
+  ),
+  c(
+    "Map with object keys, nested",
+    () =>
+      new Map<unknown, unknown>([
+        [{ k: 1 }, new Map([["inner", [1, 2]]])],
+        [2, "two"],
+      ]),
+  ),
   c("Set", () => new Set<unknown>([1, "1", { one: 1 }, new Set([2])])),
   c("Error", () => new Error("plain")),
   c("TypeError", () => new TypeError("type")),
@@ -86,10 +109,14 @@ const CASES: Case[] = [
   c("ReferenceError", () => new ReferenceError("reference")),
   c("EvalError", () => new EvalError("eval")),
   c("URIError", () => new URIError("uri")),
-  c("AggregateError", () => new AggregateError([new Error("one"), new TypeError("two")], "many"), (d) => {
-    expect(d).toBeInstanceOf(AggregateError);
-    expect((d as AggregateError).errors).toHaveLength(2);
-  }),
+  c(
+    "AggregateError",
+    () => new AggregateError([new Error("one"), new TypeError("two")], "many"),
+    (d) => {
+      expect(d).toBeInstanceOf(AggregateError);
+      expect((d as AggregateError).errors).toHaveLength(2);
+    },
+  ),
   c("Error with a string cause", () => new Error("outer", { cause: "why" })),
   c("Error with an Error cause and own props", errorWithProps, (d) => {
     const error = d as Error & { code?: unknown; status?: unknown };
@@ -98,15 +125,23 @@ const CASES: Case[] = [
     expect(error.cause).toBeInstanceOf(RangeError);
     expect(Object.keys(error)).toEqual(["code", "status", "detail"]);
   }),
-  c("custom error class keeps its name", () => new NotFound("missing"), (d) => {
-    expect(d).toBeInstanceOf(Error);
-    expect((d as Error).name).toBe("NotFound");
-    expect((d as Error).message).toBe("missing");
-  }),
+  c(
+    "custom error class keeps its name",
+    () => new NotFound("missing"),
+    (d) => {
+      expect(d).toBeInstanceOf(Error);
+      expect((d as Error).name).toBe("NotFound");
+      expect((d as Error).message).toBe("missing");
+    },
+  ),
   c("boxed Boolean", () => Object(false)),
   c("boxed Number", () => Object(42)),
   c("boxed String", () => Object("boxed")),
-  c("boxed BigInt", () => Object(1n), (d) => expect(typeof d).toBe("object")),
+  c(
+    "boxed BigInt",
+    () => Object(1n),
+    (d) => expect(typeof d).toBe("object"),
+  ),
   c("boxed NaN", () => Object(NaN)),
   c("boxed Infinity", () => Object(Infinity)),
   c("boxed -0", () => Object(-0)),
@@ -123,60 +158,104 @@ const CASES: Case[] = [
   }),
   // Only the view's own bytes travel when nothing else in the value shares its buffer: the
   // rest of the buffer may be unrelated memory (Node's Buffer pool).
-  c("view at a non-zero byteOffset", () => new Int16Array(new Int16Array([1, 2, 3, 4]).buffer, 4, 2), (d) => {
-    const view = d as Int16Array;
-    expect(view.byteOffset).toBe(0);
-    expect([...view]).toEqual([3, 4]);
-    expect(view.buffer.byteLength).toBe(4);
-  }),
-  c("a view and its whole buffer in one value keep sharing the buffer", () => {
-    const buffer = new Int16Array([1, 2, 3, 4]).buffer;
-    return [new Int16Array(buffer, 4, 2), buffer];
-  }, (d) => {
-    const [view, buffer] = d as [Int16Array, ArrayBuffer];
-    expect(view.buffer).toBe(buffer);
-    expect(view.byteOffset).toBe(4);
-    expect(buffer.byteLength).toBe(8);
-  }),
-  c("sparse array keeps its holes", () => [1, , 3], (d) => {
-    const arr = d as unknown[];
-    expect(arr).toHaveLength(3);
-    expect(1 in arr).toBe(false);
-  }),
-  c("array of only a trailing hole", () => new Array(5), (d) => {
-    expect((d as unknown[]).length).toBe(5);
-    expect(Object.keys(d as unknown[])).toEqual([]);
-  }),
-  c("array with undefined elements", () => [undefined, 1, undefined], (d) => expect(1 in (d as unknown[]) && 0 in (d as unknown[])).toBe(true)),
+  c(
+    "view at a non-zero byteOffset",
+    () => new Int16Array(new Int16Array([1, 2, 3, 4]).buffer, 4, 2),
+    (d) => {
+      const view = d as Int16Array;
+      expect(view.byteOffset).toBe(0);
+      expect([...view]).toEqual([3, 4]);
+      expect(view.buffer.byteLength).toBe(4);
+    },
+  ),
+  c(
+    "a view and its whole buffer in one value keep sharing the buffer",
+    () => {
+      const buffer = new Int16Array([1, 2, 3, 4]).buffer;
+      return [new Int16Array(buffer, 4, 2), buffer];
+    },
+    (d) => {
+      const [view, buffer] = d as [Int16Array, ArrayBuffer];
+      expect(view.buffer).toBe(buffer);
+      expect(view.byteOffset).toBe(4);
+      expect(buffer.byteLength).toBe(8);
+    },
+  ),
+  c(
+    "sparse array keeps its holes",
+    () => [1, , 3],
+    (d) => {
+      const arr = d as unknown[];
+      expect(arr).toHaveLength(3);
+      expect(1 in arr).toBe(false);
+    },
+  ),
+  c(
+    "array of only a trailing hole",
+    () => new Array(5),
+    (d) => {
+      expect((d as unknown[]).length).toBe(5);
+      expect(Object.keys(d as unknown[])).toEqual([]);
+    },
+  ),
+  c(
+    "array with undefined elements",
+    () => [undefined, 1, undefined],
+    (d) => expect(1 in (d as unknown[]) && 0 in (d as unknown[])).toBe(true),
+  ),
   c("nested objects", () => ({ a: { b: { c: [1, { d: "e" }] } }, f: [] })),
-  c("object with an undefined property", () => ({ a: undefined }), (d) => expect(Object.hasOwn(d as object, "a")).toBe(true)),
+  c(
+    "object with an undefined property",
+    () => ({ a: undefined }),
+    (d) => expect(Object.hasOwn(d as object, "a")).toBe(true),
+  ),
   c("cyclic object", cyclic, (d) => expect((d as { self: unknown }).self).toBe(d)),
-  c("aliased object", () => {
-    const shared = { s: 1 };
-    return { left: shared, right: shared };
-  }, (d) => {
-    const v = d as { left: unknown; right: unknown };
-    expect(v.left).toBe(v.right);
-  }),
-  c("cycle through a Map", () => {
-    const m = new Map<string, unknown>();
-    m.set("me", m);
-    return m;
-  }, (d) => expect((d as Map<string, unknown>).get("me")).toBe(d)),
-  c("cycle through a Set", () => {
-    const s = new Set<unknown>();
-    s.add(s);
-    return { s };
-  }, (d) => {
-    const s = (d as { s: Set<unknown> }).s;
-    expect(s.has(s)).toBe(true);
-  }),
-  c("null-prototype object decodes as a plain object", () => Object.assign(Object.create(null) as object, { a: 1, b: [2] }), (d) => {
-    expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
-  }),
-  c("null-prototype object with a Date decodes as a plain object", () => Object.assign(Object.create(null) as object, { when: new Date(0) }), (d) => {
-    expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
-  }),
+  c(
+    "aliased object",
+    () => {
+      const shared = { s: 1 };
+      return { left: shared, right: shared };
+    },
+    (d) => {
+      const v = d as { left: unknown; right: unknown };
+      expect(v.left).toBe(v.right);
+    },
+  ),
+  c(
+    "cycle through a Map",
+    () => {
+      const m = new Map<string, unknown>();
+      m.set("me", m);
+      return m;
+    },
+    (d) => expect((d as Map<string, unknown>).get("me")).toBe(d),
+  ),
+  c(
+    "cycle through a Set",
+    () => {
+      const s = new Set<unknown>();
+      s.add(s);
+      return { s };
+    },
+    (d) => {
+      const s = (d as { s: Set<unknown> }).s;
+      expect(s.has(s)).toBe(true);
+    },
+  ),
+  c(
+    "null-prototype object decodes as a plain object",
+    () => Object.assign(Object.create(null) as object, { a: 1, b: [2] }),
+    (d) => {
+      expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
+    },
+  ),
+  c(
+    "null-prototype object with a Date decodes as a plain object",
+    () => Object.assign(Object.create(null) as object, { when: new Date(0) }),
+    (d) => {
+      expect(Object.getPrototypeOf(d)).toBe(Object.prototype);
+    },
+  ),
 ];
 
 /**
@@ -222,7 +301,7 @@ describe("encode/decode round trip", () => {
     const values = COMBINED.map((k) => k.make());
     const decoded = decode(encode(values)) as unknown[];
     expectSame(decoded, values);
-    COMBINED.forEach((k, i) => k.check?.(decoded[i], values[i]));
+    for (const [i, k] of COMBINED.entries()) k.check?.(decoded[i], values[i]);
   });
 });
 
@@ -329,7 +408,13 @@ describe("frame forms", () => {
     ["NaN", NaN],
     ["undefined", undefined],
     ["a Date", new Date(0)],
-    ["an aliased object", (() => { const s = {}; return [s, s]; })()],
+    [
+      "an aliased object",
+      (() => {
+        const s = {};
+        return [s, s];
+      })(),
+    ],
   ])("encodes %s as a record table in a string frame", (_name, value) => {
     const frame = encode(value);
     expect(typeof frame).toBe("string");
@@ -363,7 +448,14 @@ function ungapFrame(value: unknown): string {
 const UNGAP_CASES: [string, () => unknown][] = [
   ["a plain object", () => ({ a: 1, b: "two", c: [true, null] })],
   ["an array", () => [1, "a", [2, [3]]]],
-  ["a Map", () => new Map<unknown, unknown>([[{ k: 1 }, "v"], ["x", new Map([[1, 2]])]])],
+  [
+    "a Map",
+    () =>
+      new Map<unknown, unknown>([
+        [{ k: 1 }, "v"],
+        ["x", new Map([[1, 2]])],
+      ]),
+  ],
   ["a Set", () => new Set([1, "two", { three: 3 }])],
   ["a Date", () => new Date(1_700_000_000_000)],
   ["an invalid Date", () => new Date(NaN)],
@@ -375,15 +467,21 @@ const UNGAP_CASES: [string, () => unknown][] = [
   ["boxed primitives", () => [Object(true), Object(1), Object("s"), Object(2n)]],
   ["an Error", () => new TypeError("ungap error")],
   ["a cycle", cyclic],
-  ["a cycle through a Map", () => {
-    const m = new Map<string, unknown>();
-    m.set("me", m);
-    return m;
-  }],
-  ["aliased objects", () => {
-    const s = { s: 1 };
-    return { a: s, b: [s, s] };
-  }],
+  [
+    "a cycle through a Map",
+    () => {
+      const m = new Map<string, unknown>();
+      m.set("me", m);
+      return m;
+    },
+  ],
+  [
+    "aliased objects",
+    () => {
+      const s = { s: 1 };
+      return { a: s, b: [s, s] };
+    },
+  ],
 ];
 
 describe("compatibility with @ungap/structured-clone", () => {
@@ -506,7 +604,14 @@ describe("difference() itself", () => {
   it.each([
     ["-0 vs 0", -0, 0],
     ["hole vs undefined", [1, , 3], [1, undefined, 3]],
-    ["aliasing lost", [{}, {}], (() => { const s = {}; return [s, s]; })()],
+    [
+      "aliasing lost",
+      [{}, {}],
+      (() => {
+        const s = {};
+        return [s, s];
+      })(),
+    ],
     ["different error class", new Error("x"), new TypeError("x")],
     ["boxed vs primitive", Object(1), 1],
     ["different bytes", new Uint8Array([1]), new Uint8Array([2])],

@@ -118,7 +118,8 @@ function hostileTarget() {
     get data() {
       effects.push("get data");
       const data: Record<string, unknown> = {};
-      for (const name of FORBIDDEN) Object.defineProperty(data, name, { value: name, enumerable: true, writable: true, configurable: true });
+      for (const name of FORBIDDEN)
+        Object.defineProperty(data, name, { value: name, enumerable: true, writable: true, configurable: true });
       return data;
     }
   }
@@ -280,7 +281,7 @@ describe("access policy: forbidden names", () => {
 });
 
 describe("access policy: class members", () => {
-  it("refuses a #private name (the chain \"#secret\" is NOT_FOUND) while a method using it works", async () => {
+  it('refuses a #private name (the chain "#secret" is NOT_FOUND) while a method using it works', async () => {
     const target = new Counter();
     expectFailed(await run(target, read("#secret")), "NOT_FOUND");
     expectFailed(await run(target, call("#secret")), "NOT_FOUND");
@@ -338,7 +339,7 @@ describe("access policy: plain data", () => {
     expect(await client.makeUser("a").displayName).toBe("user a");
   });
 
-  it("refuses \"name\" on a plain result (a Function.prototype name) but reads another property", async () => {
+  it('refuses "name" on a plain result (a Function.prototype name) but reads another property', async () => {
     const target = new Counter();
     expectFailed(await run(target, ["makeUser", [0, "a"], "name"]), "NOT_FOUND");
     expect(expectOk(await run(target, ["makeUser", [0, "a"], "id"]))).toBe("a");
@@ -773,7 +774,12 @@ describe("protocol violations", () => {
     const target = new Counter();
     const options: RpcServerOptions = { limits: { maxArgs: 2 } };
     expectFailed(await run(target, ["increment", [0, 1, 2, 3]], options), "LIMIT");
-    const records = [[1, [1, 2, 3]], [0, 1], [0, 2], [0, 3]];
+    const records = [
+      [1, [1, 2, 3]],
+      [0, 1],
+      [0, 2],
+      [0, 3],
+    ];
     expectFailed(await run(target, ["increment", [1, records]], options), "LIMIT");
     expect(target.calls).toBe(0);
   });
@@ -871,7 +877,11 @@ describe("a frame with one unanswerable envelope", () => {
       }
     })();
     const server = rawServer(target);
-    server.sendCalls([[1, ["bump", [0]]], [2, ["bump", [0]]], [-1, ["bump", [0]]]]);
+    server.sendCalls([
+      [1, ["bump", [0]]],
+      [2, ["bump", [0]]],
+      [-1, ["bump", [0]]],
+    ]);
     expect(await server.replies()).toEqual([]);
     expect(server.closes).toHaveLength(1);
     expect(server.closes[0]![0]).toBe(1008);

@@ -197,7 +197,13 @@ export function difference(actual: unknown, expected: unknown, path = "value", s
   return `${path}: cannot compare a ${tag}`;
 }
 
-function keysDifference(a: object, e: object, path: string, seen: Map<object, unknown>, filter: (k: string) => boolean = () => true): string | undefined {
+function keysDifference(
+  a: object,
+  e: object,
+  path: string,
+  seen: Map<object, unknown>,
+  filter: (k: string) => boolean = () => true,
+): string | undefined {
   const x = Object.keys(a).filter(filter);
   const y = Object.keys(e).filter(filter);
   if (x.join("\u0000") !== y.join("\u0000")) return `${path}: keys [${x.join(",")}] instead of [${y.join(",")}]`;

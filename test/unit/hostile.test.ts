@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../packages/rpc/src/index.js";
-import { RpcError, type RpcErrorCode } from "../../packages/rpc/src/errors.js";
+import type { RpcError, RpcErrorCode } from "../../packages/rpc/src/errors.js";
 import type { RpcLimits } from "../../packages/rpc/src/limits.js";
 import { callFrame, expectRpcError, expectThrowsCode, rawServer, thrownBy } from "./helpers.js";
 import { binaryFrame as buildBinaryFrame, type BinaryLayout } from "../support/binary-frame.js";
@@ -67,8 +67,14 @@ describe("unknown record types", () => {
     for (const table of [
       [["Uint8Array", 67108864]],
       [["Float64Array", [67108864]]],
-      [[18, ["Uint8Array", 1, 0, 67108864]], [17, 0]],
-      [[18, ["Float64Array", 1, 0, 2 ** 31]], [17, 0]],
+      [
+        [18, ["Uint8Array", 1, 0, 67108864]],
+        [17, 0],
+      ],
+      [
+        [18, ["Float64Array", 1, 0, 2 ** 31]],
+        [17, 0],
+      ],
     ]) {
       const data = table[0]![0] === 18 ? recordsWithBlobs(table, [new Uint8Array(8)]) : records(table);
       expectDecodeError(data, "DECODE");
@@ -108,7 +114,13 @@ describe("unknown record types", () => {
     ["an Error with a non-string stack", [[7, { name: "Error", message: "", stack: 1 }]]],
     ["an Error whose props are not pairs", [[7, { name: "Error", message: "", props: [1] }]]],
     ["an Array whose payload is not an array", [[1, { 0: 0 }]]],
-    ["an Object whose entries are not pairs", [[2, [[0]]], [0, "k"]]],
+    [
+      "an Object whose entries are not pairs",
+      [
+        [2, [[0]]],
+        [0, "k"],
+      ],
+    ],
     ["a Map whose payload is an object", [[5, {}]]],
     ["a sparse array with an even payload", [[19, [3, 0]]]],
     ["a sparse array with a negative length", [[19, [-1]]]],
@@ -150,16 +162,70 @@ describe("references between records", () => {
   ];
 
   const HOLDERS: [string, (bad: unknown) => unknown[]][] = [
-    ["an array element", (bad) => [[1, [bad]], [0, 1]]],
-    ["a set entry", (bad) => [[6, [bad]], [0, 1]]],
-    ["an object key", (bad) => [[2, [[bad, 1]]], [0, "k"]]],
-    ["an object value", (bad) => [[2, [[1, bad]]], [0, "k"]]],
-    ["a map key", (bad) => [[5, [[bad, 1]]], [0, "k"]]],
-    ["a map value", (bad) => [[5, [[1, bad]]], [0, "k"]]],
+    [
+      "an array element",
+      (bad) => [
+        [1, [bad]],
+        [0, 1],
+      ],
+    ],
+    [
+      "a set entry",
+      (bad) => [
+        [6, [bad]],
+        [0, 1],
+      ],
+    ],
+    [
+      "an object key",
+      (bad) => [
+        [2, [[bad, 1]]],
+        [0, "k"],
+      ],
+    ],
+    [
+      "an object value",
+      (bad) => [
+        [2, [[1, bad]]],
+        [0, "k"],
+      ],
+    ],
+    [
+      "a map key",
+      (bad) => [
+        [5, [[bad, 1]]],
+        [0, "k"],
+      ],
+    ],
+    [
+      "a map value",
+      (bad) => [
+        [5, [[1, bad]]],
+        [0, "k"],
+      ],
+    ],
     ["an error cause", (bad) => [[7, { name: "Error", message: "", cause: bad }]]],
-    ["an error prop", (bad) => [[7, { name: "Error", message: "", props: [[1, bad]] }], [0, "k"]]],
-    ["a sparse array element", (bad) => [[19, [2, 0, bad]], [0, 1]]],
-    ["a sparse array index", (bad) => [[19, [2, bad, 1]], [0, 1]]],
+    [
+      "an error prop",
+      (bad) => [
+        [7, { name: "Error", message: "", props: [[1, bad]] }],
+        [0, "k"],
+      ],
+    ],
+    [
+      "a sparse array element",
+      (bad) => [
+        [19, [2, 0, bad]],
+        [0, 1],
+      ],
+    ],
+    [
+      "a sparse array index",
+      (bad) => [
+        [19, [2, bad, 1]],
+        [0, 1],
+      ],
+    ],
   ];
 
   for (const [holder, make] of HOLDERS) {
@@ -169,7 +235,13 @@ describe("references between records", () => {
   }
 
   it("refuses a sparse array index at or past its length with DECODE", () => {
-    expectDecodeError(records([[19, [2, 2, 1]], [0, 1]]), "DECODE");
+    expectDecodeError(
+      records([
+        [19, [2, 2, 1]],
+        [0, 1],
+      ]),
+      "DECODE",
+    );
   });
 
   it.each<[string, unknown[]]>([
@@ -185,7 +257,12 @@ describe("references between records", () => {
   });
 
   it("accepts a record that refers to itself (a cycle) and an index shared by many holders", () => {
-    const decoded = decode(records([[1, [0, 1, 1]], [0, "x"]])) as unknown[];
+    const decoded = decode(
+      records([
+        [1, [0, 1, 1]],
+        [0, "x"],
+      ]),
+    ) as unknown[];
     expect(decoded[0]).toBe(decoded);
     expect(decoded.slice(1)).toEqual(["x", "x"]);
   });
@@ -200,9 +277,35 @@ describe("__proto__ keys", () => {
     ["a JSON value", jsonText('{"__proto__":{"polluted":true}}')],
     ["a JSON value nested in an array", jsonText('[1,[{"a":{"__proto__":{"polluted":true}}}]]')],
     ["a JSON value with an escaped key", jsonText('{"\\u005f_proto__":{"polluted":true}}')],
-    ["an object record", records([[2, [[1, 2]]], [0, "__proto__"], [2, [[3, 4]]], [0, "polluted"], [0, true]])],
-    ["an object record nested in a Map", records([[5, [[1, 2]]], [0, "k"], [2, [[3, 1]]], [0, "__proto__"]])],
-    ["an error record's props", records([[7, { name: "Error", message: "", props: [[1, 2]] }], [0, "__proto__"], [2, [[3, 4]]], [0, "polluted"], [0, true]])],
+    [
+      "an object record",
+      records([
+        [2, [[1, 2]]],
+        [0, "__proto__"],
+        [2, [[3, 4]]],
+        [0, "polluted"],
+        [0, true],
+      ]),
+    ],
+    [
+      "an object record nested in a Map",
+      records([
+        [5, [[1, 2]]],
+        [0, "k"],
+        [2, [[3, 1]]],
+        [0, "__proto__"],
+      ]),
+    ],
+    [
+      "an error record's props",
+      records([
+        [7, { name: "Error", message: "", props: [[1, 2]] }],
+        [0, "__proto__"],
+        [2, [[3, 4]]],
+        [0, "polluted"],
+        [0, true],
+      ]),
+    ],
   ];
 
   it.each(CASES)("refuses a __proto__ key in %s with DECODE, leaving Object.prototype untouched", (_name, data) => {
@@ -212,7 +315,12 @@ describe("__proto__ keys", () => {
   });
 
   it("accepts the string __proto__ as a Map key and as a value (no object property is made)", () => {
-    const map = decode(records([[5, [[1, 1]]], [0, "__proto__"]])) as Map<string, string>;
+    const map = decode(
+      records([
+        [5, [[1, 1]]],
+        [0, "__proto__"],
+      ]),
+    ) as Map<string, string>;
     expect(map.get("__proto__")).toBe("__proto__");
     expect(decode(jsonText('["__proto__",{"k":"__proto__"}]'))).toEqual(["__proto__", { k: "__proto__" }]);
   });
@@ -221,7 +329,23 @@ describe("__proto__ keys", () => {
     const before = prototypeSnapshot();
     const samples = [
       jsonText('{"constructor":{"prototype":{"polluted":true}},"prototype":{"polluted":true}}'),
-      records([[2, [[1, 2], [3, 4]]], [0, "constructor"], [2, [[5, 6]]], [0, "prototype"], [2, [[7, 8]]], [0, "prototype"], [2, [[7, 8]]], [0, "polluted"], [0, true]]),
+      records([
+        [
+          2,
+          [
+            [1, 2],
+            [3, 4],
+          ],
+        ],
+        [0, "constructor"],
+        [2, [[5, 6]]],
+        [0, "prototype"],
+        [2, [[7, 8]]],
+        [0, "prototype"],
+        [2, [[7, 8]]],
+        [0, "polluted"],
+        [0, true],
+      ]),
       encode({ nested: { toString: "x", valueOf: "y", hasOwnProperty: "z" } }),
       encode(new Map([["__proto__", { polluted: true }]])),
       encode(Object.assign(new Error("e"), { constructor: "c" })),
@@ -249,7 +373,23 @@ describe("__proto__ keys", () => {
       })(),
     );
     server.dispatch('\u001eC[[1,["take",[0,{"__proto__":{"polluted":true}}]]]]');
-    server.sendCalls([[2, ["take", [1, [[1, [1]], [2, [[2, 3]]], [0, "__proto__"], [0, 1]]]]]]);
+    server.sendCalls([
+      [
+        2,
+        [
+          "take",
+          [
+            1,
+            [
+              [1, [1]],
+              [2, [[2, 3]]],
+              [0, "__proto__"],
+              [0, 1],
+            ],
+          ],
+        ],
+      ],
+    ]);
     const first = await server.outcome(1);
     const second = await server.outcome(2);
     expect(first).toMatchObject({ kind: "failed", code: "DECODE" });
@@ -428,27 +568,120 @@ describe("views and blobs", () => {
   const blob16 = () => [new Uint8Array(16)];
 
   it("accepts a well-formed view (control)", () => {
-    const view = decode(recordsWithBlobs([[18, ["Float64Array", 1, 8, 1]], [17, 0]], blob16())) as Float64Array;
+    const view = decode(
+      recordsWithBlobs(
+        [
+          [18, ["Float64Array", 1, 8, 1]],
+          [17, 0],
+        ],
+        blob16(),
+      ),
+    ) as Float64Array;
     expect(view).toBeInstanceOf(Float64Array);
     expect(view.byteOffset).toBe(8);
   });
 
   it.each<[string, unknown[]]>([
-    ["a Float64Array at a misaligned offset (3)", [[18, ["Float64Array", 1, 3, 1]], [17, 0]]],
-    ["an Int32Array at a misaligned offset (2)", [[18, ["Int32Array", 1, 2, 1]], [17, 0]]],
-    ["a view past the end of its buffer", [[18, ["Uint8Array", 1, 8, 9]], [17, 0]]],
-    ["a view starting past the end", [[18, ["Uint8Array", 1, 17, 0]], [17, 0]]],
-    ["a Float64Array longer than its buffer", [[18, ["Float64Array", 1, 0, 3]], [17, 0]]],
-    ["a view over a primitive record", [[18, ["Uint8Array", 1, 0, 1]], [0, 5]]],
-    ["a view over an array record", [[18, ["Uint8Array", 1, 0, 1]], [1, []]]],
-    ["a view over another view", [[18, ["Uint8Array", 1, 0, 1]], [18, ["Uint8Array", 2, 0, 1]], [17, 0]]],
+    [
+      "a Float64Array at a misaligned offset (3)",
+      [
+        [18, ["Float64Array", 1, 3, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "an Int32Array at a misaligned offset (2)",
+      [
+        [18, ["Int32Array", 1, 2, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view past the end of its buffer",
+      [
+        [18, ["Uint8Array", 1, 8, 9]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view starting past the end",
+      [
+        [18, ["Uint8Array", 1, 17, 0]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a Float64Array longer than its buffer",
+      [
+        [18, ["Float64Array", 1, 0, 3]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view over a primitive record",
+      [
+        [18, ["Uint8Array", 1, 0, 1]],
+        [0, 5],
+      ],
+    ],
+    [
+      "a view over an array record",
+      [
+        [18, ["Uint8Array", 1, 0, 1]],
+        [1, []],
+      ],
+    ],
+    [
+      "a view over another view",
+      [
+        [18, ["Uint8Array", 1, 0, 1]],
+        [18, ["Uint8Array", 2, 0, 1]],
+        [17, 0],
+      ],
+    ],
     ["a view over itself", [[18, ["Uint8Array", 0, 0, 1]]]],
-    ["a view of an unknown type", [[18, ["Float128Array", 1, 0, 1]], [17, 0]]],
-    ["a view type named toString", [[18, ["toString", 1, 0, 1]], [17, 0]]],
-    ["a view type named __proto__", [[18, ["__proto__", 1, 0, 1]], [17, 0]]],
-    ["a view type named SharedArrayBuffer", [[18, ["SharedArrayBuffer", 1, 0, 1]], [17, 0]]],
-    ["a view with a negative offset", [[18, ["Uint8Array", 1, -1, 1]], [17, 0]]],
-    ["a view with a fractional length", [[18, ["Uint8Array", 1, 0, 1.5]], [17, 0]]],
+    [
+      "a view of an unknown type",
+      [
+        [18, ["Float128Array", 1, 0, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view type named toString",
+      [
+        [18, ["toString", 1, 0, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view type named __proto__",
+      [
+        [18, ["__proto__", 1, 0, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view type named SharedArrayBuffer",
+      [
+        [18, ["SharedArrayBuffer", 1, 0, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view with a negative offset",
+      [
+        [18, ["Uint8Array", 1, -1, 1]],
+        [17, 0],
+      ],
+    ],
+    [
+      "a view with a fractional length",
+      [
+        [18, ["Uint8Array", 1, 0, 1.5]],
+        [17, 0],
+      ],
+    ],
     ["an ArrayBuffer with a blob index out of range", [[17, 1]]],
     ["an ArrayBuffer with a negative blob index", [[17, -1]]],
     ["an ArrayBuffer with a string blob index", [[17, "0"]]],
@@ -576,10 +809,38 @@ describe("hostile frames into the dispatcher", () => {
   }
 
   it.each<[string, unknown]>([
-    ["an unknown record type", [1, [[1, [1]], ["Function", "return process"]]]],
+    [
+      "an unknown record type",
+      [
+        1,
+        [
+          [1, [1]],
+          ["Function", "return process"],
+        ],
+      ],
+    ],
     ["an out-of-range index", [1, [[1, [5]]]]],
-    ["a misaligned view", [1, [[1, [1]], [18, ["Float64Array", 2, 3, 1]], [17, 0]]]],
-    ["an invalid RegExp", [1, [[1, [1]], [4, { source: "(", flags: "" }]]]],
+    [
+      "a misaligned view",
+      [
+        1,
+        [
+          [1, [1]],
+          [18, ["Float64Array", 2, 3, 1]],
+          [17, 0],
+        ],
+      ],
+    ],
+    [
+      "an invalid RegExp",
+      [
+        1,
+        [
+          [1, [1]],
+          [4, { source: "(", flags: "" }],
+        ],
+      ],
+    ],
     ["arguments that are not an array", [1, [[2, []]]]],
   ])("answers a call whose arguments hold %s with an error reply, runs nothing, and keeps the connection", async (_name, step) => {
     const victim = new Victim();
@@ -629,7 +890,25 @@ describe("hostile frames into the dispatcher", () => {
     server.dispatch(callFrame([[1, ["__proto__", "polluted"]]]));
     server.dispatch(callFrame([[2, ["constructor", "prototype", "polluted"]]]));
     server.dispatch('\u001eC[[3,["take",[0,{"__proto__":{"polluted":true}}]]]]');
-    server.dispatch(callFrame([[4, ["take", [1, [[1, [1]], [2, [[2, 3]]], [0, "__proto__"], [2, []]]]]]]));
+    server.dispatch(
+      callFrame([
+        [
+          4,
+          [
+            "take",
+            [
+              1,
+              [
+                [1, [1]],
+                [2, [[2, 3]]],
+                [0, "__proto__"],
+                [2, []],
+              ],
+            ],
+          ],
+        ],
+      ]),
+    );
     expect(prototypeSnapshot()).toBe(before);
   });
 });

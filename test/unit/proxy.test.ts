@@ -182,14 +182,14 @@ describe("the proxy", () => {
     expect(paired.connections).toHaveLength(1);
   });
 
-  it("composes chains through a plain result (makeUser(\"a\").displayName)", async () => {
+  it('composes chains through a plain result (makeUser("a").displayName)', async () => {
     const { client, paired } = setup();
     using _ = client;
     expect(await client.makeUser("a").displayName).toBe("user a");
     expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([[1, ["makeUser", [0, "a"], "displayName"]]]);
   });
 
-  it("refuses \"name\" on a plain result with NOT_FOUND: it is a Function.prototype name", async () => {
+  it('refuses "name" on a plain result with NOT_FOUND: it is a Function.prototype name', async () => {
     const { client } = setup();
     using _ = client;
     const user = client.makeUser("a") as unknown as { name: Promise<unknown> };

@@ -11,7 +11,7 @@ import type { Counter } from "./objects.js";
 const SECRET = "s3cr3t-value";
 
 /** The client without its static types, to build chains the types forbid. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the tests build chains the types forbid
 type Loose = any;
 
 /** Every error a test saw, checked at the end for the secret. */
@@ -66,6 +66,7 @@ describe("access policy over a real connection", () => {
     using connection = disposable(connect<Counter>("COUNTER", uniqueName("proto")));
     const client = connection.client as unknown as Loose;
     await notFound(client.toString());
+    // biome-ignore lint/suspicious/noPrototypeBuiltins: the remote name is what is tested
     await notFound(client.hasOwnProperty("increment"));
     await notFound(client.__proto__);
     await notFound(client.config.toString());

@@ -9,12 +9,18 @@ import { describe, expect, it, vi } from "vitest";
 import { connect, disposable, nextMessage, rejection, rpcFailure, uniqueName } from "./helpers.js";
 import type { Counter, Manual, PlainBase } from "./objects.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the tests build chains the types forbid
 type Loose = any;
 
 const cases = [
   { binding: "WRAPPED", how: "withRpc(PlainBase)", pong: "pong", fetchBody: "hello from PlainBase at", failure: "wrapped failure" },
-  { binding: "MANUAL", how: "handleRpcRequest/handleRpcMessage by hand", pong: "manual-pong", fetchBody: "Manual fetch:", failure: "manual failure" },
+  {
+    binding: "MANUAL",
+    how: "handleRpcRequest/handleRpcMessage by hand",
+    pong: "manual-pong",
+    fetchBody: "Manual fetch:",
+    failure: "manual failure",
+  },
 ] as const;
 
 for (const { binding, how, pong, fetchBody, failure } of cases) {

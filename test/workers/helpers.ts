@@ -11,11 +11,7 @@ export function uniqueName(label: string): string {
 }
 
 /** A client for `binding` / `instance` connected through the test Worker's route. */
-export function connect<T>(
-  binding: string,
-  instance: string,
-  query = "",
-): { client: RpcClient<T>; transport: UpgradeTransportFactory } {
+export function connect<T>(binding: string, instance: string, query = ""): { client: RpcClient<T>; transport: UpgradeTransportFactory } {
   const transport = upgradeTransport(routeUrl(binding, instance, query));
   const client = createRpcClient<T>(binding, instance, { transport, timeout: 10_000 });
   return { client, transport };

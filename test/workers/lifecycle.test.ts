@@ -135,7 +135,7 @@ describe("hibernation (evictDurableObject)", () => {
     }
   });
 
-  it("eviction that closes sockets (webSockets: \"close\") makes the client reconnect; storage is intact", async () => {
+  it('eviction that closes sockets (webSockets: "close") makes the client reconnect; storage is intact', async () => {
     const name = uniqueName("evict-close");
     using connection = disposable(connect<Counter>("COUNTER", name));
     const { client, transport } = connection;

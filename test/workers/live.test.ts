@@ -13,7 +13,10 @@ describe("hibernation: false", () => {
     expect(await client.increment(2)).toBe(2);
     expect(await client.getValue()).toBe(2);
     expect(await client.hibernatableSockets()).toBe(0);
-    const rich = new Map<unknown, unknown>([["bytes", new Uint8Array([1, 2, 3])], ["when", new Date(5)]]);
+    const rich = new Map<unknown, unknown>([
+      ["bytes", new Uint8Array([1, 2, 3])],
+      ["when", new Date(5)],
+    ]);
     const back = (await client.echo(rich)) as Map<unknown, unknown>;
     expect(back.get("bytes")).toEqual(new Uint8Array([1, 2, 3]));
     expect((back.get("when") as Date).getTime()).toBe(5);

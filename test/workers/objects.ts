@@ -7,14 +7,7 @@
  *  - `Manual`: a DurableObject calling `handleRpcRequest` / `handleRpcMessage` itself.
  */
 import { DurableObject } from "cloudflare:workers";
-import {
-  handleRpcMessage,
-  handleRpcRequest,
-  RpcDurableObject,
-  RpcTarget,
-  withRpc,
-  type RpcServerOptions,
-} from "@dorpc/rpc/server";
+import { handleRpcMessage, handleRpcRequest, RpcDurableObject, RpcTarget, withRpc, type RpcServerOptions } from "@dorpc/rpc/server";
 
 /** Header the worker's onBeforeConnect / onBeforeRequest hooks add when they replace a request. */
 export const REPLACED_HEADER = "x-test-replaced";

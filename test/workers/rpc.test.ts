@@ -15,7 +15,7 @@ function counterStorage<T>(name: string, key: string): Promise<T | undefined> {
 }
 
 describe("calls over a real WebSocket into a Durable Object", () => {
-  it("the quick-start shape works: createRpcClient<Counter>(\"COUNTER\", \"room-1\", { transport })", async () => {
+  it('the quick-start shape works: createRpcClient<Counter>("COUNTER", "room-1", { transport })', async () => {
     using client = createRpcClient<Counter>("COUNTER", "room-1", { transport: upgradeTransport("http://x/__rpc/COUNTER/room-1") });
     const start = await client.getValue();
     expect(await client.increment(2)).toBe(start + 2);
@@ -72,7 +72,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
     expect(order).toEqual(["slow", "fast"]);
   });
 
-  it("with ordering: \"concurrent\" a slow async call does not hold back the calls after it", async () => {
+  it('with ordering: "concurrent" a slow async call does not hold back the calls after it', async () => {
     using connection = disposable(connect<MyCounter>("MY_COUNTER", uniqueName("concurrent")));
     const { client } = connection;
     const order: string[] = [];

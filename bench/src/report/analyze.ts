@@ -94,7 +94,13 @@ export function analyze(raw: RawRun): ScenarioStats[] {
     const rows = raw.rows.filter((r) => r.scenario === info.id).map((r) => rowStats(info, r, raw.rounds));
     const { subject, versus } = COMPARISONS[info.set];
     const subjectRow = rows.find((r) => r.contender === subject);
-    const ratios = versus.map((name) => ({ versus: name, spread: roundRatios(subjectRow, rows.find((r) => r.contender === name)) }));
+    const ratios = versus.map((name) => ({
+      versus: name,
+      spread: roundRatios(
+        subjectRow,
+        rows.find((r) => r.contender === name),
+      ),
+    }));
     return { info, metric: isThroughput(info) ? "callsPerSec" : "p50", rows, ratios };
   });
 }
@@ -141,12 +147,14 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
   const out: Target[] = [];
   const ratioTarget = (label: string, id: string, versus: string, op: "≤" | "≥", bound: number, subject = "dorpc") => {
     const s = find(id);
-    const ratio = subject === "dorpc" ? (s?.ratios.find((r) => r.versus === versus)?.spread ?? null) : s ? pairedRatio(s, subject, versus) : null;
+    const ratio =
+      subject === "dorpc" ? (s?.ratios.find((r) => r.versus === versus)?.spread ?? null) : s ? pairedRatio(s, subject, versus) : null;
     const row = s?.rows.find((r) => r.contender === subject);
     const other = s?.rows.find((r) => r.contender === versus);
     let note = "";
     if (!s) note = "not measured in this mode";
-    else if (row?.status.kind !== "ok") note = `${subject} ${row?.status.kind}: ${"reason" in (row?.status ?? {}) ? (row!.status as { reason: string }).reason : ""}`;
+    else if (row?.status.kind !== "ok")
+      note = `${subject} ${row?.status.kind}: ${"reason" in (row?.status ?? {}) ? (row!.status as { reason: string }).reason : ""}`;
     else if (other?.status.kind !== "ok") note = `${versus} ${other?.status.kind}`;
     const met = ratio ? (op === "≤" ? ratio.median <= bound : ratio.median >= bound) : null;
     out.push({ label, scenario: id, versus, op, bound, value: ratio, met, note: note || (quick ? "quick run: small samples" : "") });
@@ -189,10 +197,22 @@ export function targets(stats: ScenarioStats[], quick: boolean): Target[] {
     });
     out.push(p99Target(stats, subject, prefix, quick));
   }
-  for (const [label, id] of [["rich value works", "payload-rich"], ["cyclic graph works", "payload-cyclic"]] as const) {
+  for (const [label, id] of [
+    ["rich value works", "payload-rich"],
+    ["cyclic graph works", "payload-cyclic"],
+  ] as const) {
     const row = find(id)?.rows.find((r) => r.contender === "dorpc");
     const ok = row?.status.kind === "ok" && (row.latency?.n ?? 0) > 0;
-    out.push({ label, scenario: id, versus: "", op: "works", bound: 0, value: null, met: row ? ok : null, note: row && !ok ? `${row.status.kind}: ${"reason" in row.status ? row.status.reason : ""}` : "" });
+    out.push({
+      label,
+      scenario: id,
+      versus: "",
+      op: "works",
+      bound: 0,
+      value: null,
+      met: row ? ok : null,
+      note: row && !ok ? `${row.status.kind}: ${"reason" in row.status ? row.status.reason : ""}` : "",
+    });
   }
   return out;
 }

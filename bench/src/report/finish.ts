@@ -73,9 +73,19 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   addLatency("Latency: connection setup", "latency-connect", ["connect"], main);
   addLatency("Latency: routing (dorpc via routeDORequest vs hand-written route)", "latency-routing", ["routing"], routing);
   const inflight = byGroup("inflight");
-  if (inflight.length) charts.push({ title: "Throughput vs calls in flight", file: `${base}-throughput-inflight.svg`, svg: inflightChart("Throughput vs calls in flight (one connection, increment())", inflight, main) });
+  if (inflight.length)
+    charts.push({
+      title: "Throughput vs calls in flight",
+      file: `${base}-throughput-inflight.svg`,
+      svg: inflightChart("Throughput vs calls in flight (one connection, increment())", inflight, main),
+    });
   const clients = byGroup("clients");
-  if (clients.length) charts.push({ title: "Throughput: concurrent clients", file: `${base}-throughput-clients.svg`, svg: clientsChart("Throughput: concurrent clients (increment(), one call at a time per connection)", clients, main) });
+  if (clients.length)
+    charts.push({
+      title: "Throughput: concurrent clients",
+      file: `${base}-throughput-clients.svg`,
+      svg: clientsChart("Throughput: concurrent clients (increment(), one call at a time per connection)", clients, main),
+    });
   for (const chart of charts) writeFileSync(join(settings.chartsDir, chart.file), chart.svg);
 
   const jsonPath = join(settings.resultsDir, `${base}.json`);
@@ -93,6 +103,8 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   const summary = terminalSummary(stats, targets, main);
   process.stdout.write(`\n${summary}\n\n`);
   process.stdout.write(`bench: log entry appended to ${relative(REPO_ROOT, settings.logPath)}\n`);
-  process.stdout.write(`bench: results ${relative(REPO_ROOT, jsonPath)}, charts in ${relative(REPO_ROOT, settings.chartsDir)}/ (${charts.length})\n`);
+  process.stdout.write(
+    `bench: results ${relative(REPO_ROOT, jsonPath)}, charts in ${relative(REPO_ROOT, settings.chartsDir)}/ (${charts.length})\n`,
+  );
   process.stdout.write(`bench: total wall time ${(wallSeconds / 60).toFixed(1)} min\n`);
 }

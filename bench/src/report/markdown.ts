@@ -67,7 +67,9 @@ function scenarioTable(group: ScenarioStats[]): string {
           fmtRate(row.callsPerSec),
           fmtBytes(row.sentBytesPerCall),
           fmtBytes(row.recvBytesPerCall),
-          row.framesPerCall != null ? `${fmtNum(row.framesPerCall, 2)} (${fmtNum(row.sentFramesPerCall, 2)}+${fmtNum(row.recvFramesPerCall, 2)})` : "–",
+          row.framesPerCall != null
+            ? `${fmtNum(row.framesPerCall, 2)} (${fmtNum(row.sentFramesPerCall, 2)}+${fmtNum(row.recvFramesPerCall, 2)})`
+            : "–",
           fmtNum(row.cpuUsPerCall, 0),
           fmtPct(row.roundSpread),
           ...ratioCells,
@@ -100,9 +102,15 @@ export function generatedSummary(stats: ScenarioStats[]): string[] {
     out.push(`- **dorpc trails ${name}** in every round (${trails.length}): ${trails.length ? trails.join("; ") : "none"}.`);
     if (mixed.length) out.push(`- **Mixed across rounds vs ${name}** (${mixed.length}): ${mixed.join("; ")}.`);
   }
-  const unsupported = stats.flatMap((s) => s.rows.filter((r) => r.status.kind !== "ok").map((r) => `${r.contender} / ${s.info.label}: ${r.status.kind}`));
+  const unsupported = stats.flatMap((s) =>
+    s.rows.filter((r) => r.status.kind !== "ok").map((r) => `${r.contender} / ${s.info.label}: ${r.status.kind}`),
+  );
   if (unsupported.length) out.push(`- **Not run:** ${unsupported.join("; ")}.`);
-  const errors = stats.flatMap((s) => s.rows.filter((r) => r.status.kind === "error" && r.contender.startsWith("dorpc")).map((r) => `${s.info.label}: ${"reason" in r.status ? r.status.reason : ""}`));
+  const errors = stats.flatMap((s) =>
+    s.rows
+      .filter((r) => r.status.kind === "error" && r.contender.startsWith("dorpc"))
+      .map((r) => `${s.info.label}: ${"reason" in r.status ? r.status.reason : ""}`),
+  );
   if (errors.length) out.push(`- **dorpc errors:** ${errors.join("; ")}.`);
   return out;
 }
@@ -116,7 +124,8 @@ export function noiseSummary(stats: ScenarioStats[]): string {
       .filter((v): v is number => v != null);
   const lat = pick(false);
   const thr = pick(true);
-  const describe = (v: number[]) => (v.length ? `median ${fmtPct(median(v))}, range ${fmtPct(Math.min(...v))}–${fmtPct(Math.max(...v))} over ${v.length} scenarios` : "–");
+  const describe = (v: number[]) =>
+    v.length ? `median ${fmtPct(median(v))}, range ${fmtPct(Math.min(...v))}–${fmtPct(Math.max(...v))} over ${v.length} scenarios` : "–";
   return `Round-to-round spread of the floor ((max − min) ÷ median of its per-round values): p50 latency ${describe(lat)}; throughput ${describe(thr)}. Differences between contenders smaller than this are noise.`;
 }
 
@@ -127,7 +136,9 @@ export function hibernationNote(stats: ScenarioStats[]): string | undefined {
     const floor = s.rows.find((r) => r.contender === "floor");
     const accept = s.rows.find((r) => r.contender === "floor-accept");
     if (!floor?.latency || !accept?.latency) continue;
-    const paired = floor.perRound.map((v, i) => (v != null && accept.perRound[i] != null ? v / accept.perRound[i]! : null)).filter((v): v is number => v != null);
+    const paired = floor.perRound
+      .map((v, i) => (v != null && accept.perRound[i] != null ? v / accept.perRound[i]! : null))
+      .filter((v): v is number => v != null);
     if (paired.length) ratios.push(median(paired));
   }
   if (!ratios.length) return undefined;
@@ -140,7 +151,9 @@ function targetTable(targets: Target[]): string {
     const result = t.met === null ? "not measured" : t.met ? "**met**" : "**missed**";
     const measured = t.op === "works" ? (t.met ? "works" : t.note || "–") : fmtRatio(t.value);
     const bound = t.op === "works" ? "works" : `${t.op} ${t.bound}`;
-    lines.push(`| ${cell(t.label)} (${t.scenario}) | ${cell(measured)} | ${bound} | ${result}${t.note && t.op !== "works" ? ` (${cell(t.note)})` : ""} |`);
+    lines.push(
+      `| ${cell(t.label)} (${t.scenario}) | ${cell(measured)} | ${bound} | ${result}${t.note && t.op !== "works" ? ` (${cell(t.note)})` : ""} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -167,20 +180,38 @@ function configTable(raw: RawRun): string {
       s.kind === "inflight" || s.kind === "clients"
         ? `${s.durationMs} ms window after a ${s.warmMs} ms run-in`
         : `${s.samplesPerBlock} sample${s.samplesPerBlock === 1 ? "" : "s"}${s.callsPerSample > 1 ? ` × ${s.callsPerSample} calls` : ""}`;
-    const warm = s.kind === "sequence" ? `${s.warmupPerBlock} samples` : s.kind === "connect" ? "none (the first call is what is measured)" : s.kind === "inflight" ? "one full window of calls, then the run-in" : "1 call per connection, then the run-in";
+    const warm =
+      s.kind === "sequence"
+        ? `${s.warmupPerBlock} samples`
+        : s.kind === "connect"
+          ? "none (the first call is what is measured)"
+          : s.kind === "inflight"
+            ? "one full window of calls, then the run-in"
+            : "1 call per connection, then the run-in";
     lines.push(`| ${s.id} | ${s.kind} | ${perBlock} | ${warm} |`);
   }
   return lines.join("\n");
 }
 
-export function entryMarkdown(raw: RawRun, stats: ScenarioStats[], targets: Target[], links: EntryLinks, loadAfter: [number, number, number], wallSeconds: number): string {
+export function entryMarkdown(
+  raw: RawRun,
+  stats: ScenarioStats[],
+  targets: Target[],
+  links: EntryLinks,
+  loadAfter: [number, number, number],
+  wallSeconds: number,
+): string {
   const env = raw.environment;
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(" / ");
   const contenders = raw.contenders.map((c) => `\`${c.name}\`: ${c.label}`).join("; ");
   const parts: string[] = [];
-  parts.push(`## ${raw.startedAt} · ${env.gitHash}${env.gitDirty ? " (dirty)" : ""}${raw.quick ? " · QUICK" : ""} · ${raw.description || "(no description)"}`);
+  parts.push(
+    `## ${raw.startedAt} · ${env.gitHash}${env.gitDirty ? " (dirty)" : ""}${raw.quick ? " · QUICK" : ""} · ${raw.description || "(no description)"}`,
+  );
   parts.push("");
-  parts.push(`Generated by \`npm run bench${raw.quick ? " -- --quick" : ""}\`. Mode: **${raw.quick ? "quick (smoke test: small samples, not for decisions)" : "full"}**. Wall time ${(wallSeconds / 60).toFixed(1)} min. Raw samples and percentiles: [${links.json}](${links.json}).`);
+  parts.push(
+    `Generated by \`npm run bench${raw.quick ? " -- --quick" : ""}\`. Mode: **${raw.quick ? "quick (smoke test: small samples, not for decisions)" : "full"}**. Wall time ${(wallSeconds / 60).toFixed(1)} min. Raw samples and percentiles: [${links.json}](${links.json}).`,
+  );
   parts.push("");
   parts.push("**Environment**");
   parts.push("");
@@ -191,12 +222,18 @@ export function entryMarkdown(raw: RawRun, stats: ScenarioStats[], targets: Targ
   parts.push(`| dorpc | ${env.dorpc}, git ${env.gitHash}${env.gitDirty ? " + uncommitted changes" : ""} |`);
   parts.push(`| compatibility date (flags) | ${env.compatibilityDate} (${env.compatibilityFlags}) |`);
   if (env.localObservability !== undefined) {
-    parts.push(`| wrangler dev local observability (X_LOCAL_OBSERVABILITY) | ${env.localObservability ? "on (wrangler's default): a trace stored per invocation" : "off (the bench's default; --local-observability turns it on)"} |`);
+    parts.push(
+      `| wrangler dev local observability (X_LOCAL_OBSERVABILITY) | ${env.localObservability ? "on (wrangler's default): a trace stored per invocation" : "off (the bench's default; --local-observability turns it on)"} |`,
+    );
   }
   parts.push(`| CPU | ${env.cpuModel}, ${env.cores} cores, ${env.memoryGiB} GiB, ${env.os} |`);
-  parts.push(`| load average 1/5/15 min | before ${load(raw.loadBefore)}; after measuring ${load(raw.loadAfterMeasuring)}; at the end ${load(loadAfter)} |`);
+  parts.push(
+    `| load average 1/5/15 min | before ${load(raw.loadBefore)}; after measuring ${load(raw.loadAfterMeasuring)}; at the end ${load(loadAfter)} |`,
+  );
   parts.push("");
-  parts.push(`**Configuration:** ${raw.rounds} rounds; in each round every contender runs one block per scenario, order ${raw.rounds > 1 ? "A→Z in even rounds, Z→A in odd rounds" : "A→Z"}; warm-up before timing; gc() between blocks; no sample dropped. Client and \`wrangler dev\` share the machine. Contenders: ${contenders}.`);
+  parts.push(
+    `**Configuration:** ${raw.rounds} rounds; in each round every contender runs one block per scenario, order ${raw.rounds > 1 ? "A→Z in even rounds, Z→A in odd rounds" : "A→Z"}; warm-up before timing; gc() between blocks; no sample dropped. Client and \`wrangler dev\` share the machine. Contenders: ${contenders}.`,
+  );
   parts.push("");
   parts.push("<details><summary>Block sizes</summary>\n");
   parts.push(configTable(raw));
@@ -269,7 +306,9 @@ export function terminalSummary(stats: ScenarioStats[], targets: Target[], conte
   out.push("Targets:");
   for (const t of targets) {
     const result = t.met === null ? "not measured" : t.met ? "MET" : "MISSED";
-    out.push(`  ${result.padEnd(12)} ${t.label}: ${t.op === "works" ? (t.met ? "works" : t.note) : `${fmtRatio(t.value)} (bound ${t.op} ${t.bound})`}`);
+    out.push(
+      `  ${result.padEnd(12)} ${t.label}: ${t.op === "works" ? (t.met ? "works" : t.note) : `${fmtRatio(t.value)} (bound ${t.op} ${t.bound})`}`,
+    );
   }
   return out.join("\n");
 }

@@ -59,7 +59,8 @@ export function latencyChart(title: string, scenarios: ScenarioStats[], contende
   for (const s of scenarios) for (const r of s.rows) if (r.latency) values.push(r.latency.p50, r.latency.max);
   const lo = Math.pow(10, Math.floor(Math.log10(Math.max(1, Math.min(...values, 1e9)))));
   const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values, 10))));
-  const x = (us: number) => plotX0 + ((Math.log10(Math.max(us, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (plotX1 - plotX0);
+  const x = (us: number) =>
+    plotX0 + ((Math.log10(Math.max(us, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (plotX1 - plotX0);
   const groupHeights = scenarios.map((s) => 20 + s.rows.length * lane + 8);
   const plotH = groupHeights.reduce((a, b) => a + b, 0);
   const height = top + plotH + 50;
@@ -71,9 +72,13 @@ export function latencyChart(title: string, scenarios: ScenarioStats[], contende
       const v = decade * m;
       if (v > hi * 1.0001) break;
       const gx = x(v).toFixed(1);
-      out.push(`<line x1="${gx}" y1="${top - 6}" x2="${gx}" y2="${top + plotH}" stroke="${m === 1 ? "#c8c8c8" : "#ececec"}" stroke-width="1"/>`);
+      out.push(
+        `<line x1="${gx}" y1="${top - 6}" x2="${gx}" y2="${top + plotH}" stroke="${m === 1 ? "#c8c8c8" : "#ececec"}" stroke-width="1"/>`,
+      );
       if (m === 1 || (hi / lo <= 1e3 && m !== 1)) {
-        out.push(`<text x="${gx}" y="${top + plotH + 16}" text-anchor="middle" fill="#444" font-size="${m === 1 ? 12 : 10}">${esc(tickUs(v))}</text>`);
+        out.push(
+          `<text x="${gx}" y="${top + plotH + 16}" text-anchor="middle" fill="#444" font-size="${m === 1 ? 12 : 10}">${esc(tickUs(v))}</text>`,
+        );
       }
     }
   }
@@ -96,8 +101,12 @@ export function latencyChart(title: string, scenarios: ScenarioStats[], contende
         if (!l) return;
       }
       out.push(`<line x1="${x(l.p90).toFixed(1)}" y1="${cy}" x2="${x(l.p99).toFixed(1)}" y2="${cy}" stroke="${c}" stroke-width="1.5"/>`);
-      out.push(`<rect x="${x(l.p50).toFixed(1)}" y="${cy - 3.5}" width="${Math.max(1, x(l.p90) - x(l.p50)).toFixed(1)}" height="7" fill="${c}" opacity="0.55"/>`);
-      out.push(`<line x1="${x(l.max).toFixed(1)}" y1="${cy - 5}" x2="${x(l.max).toFixed(1)}" y2="${cy + 5}" stroke="${c}" stroke-width="1.5"/>`);
+      out.push(
+        `<rect x="${x(l.p50).toFixed(1)}" y="${cy - 3.5}" width="${Math.max(1, x(l.p90) - x(l.p50)).toFixed(1)}" height="7" fill="${c}" opacity="0.55"/>`,
+      );
+      out.push(
+        `<line x1="${x(l.max).toFixed(1)}" y1="${cy - 5}" x2="${x(l.max).toFixed(1)}" y2="${cy + 5}" stroke="${c}" stroke-width="1.5"/>`,
+      );
       out.push(`<circle cx="${x(l.p50).toFixed(1)}" cy="${cy}" r="3.5" fill="${c}"/>`);
       out.push(`<text x="${plotX1 + 10}" y="${cy + 4}" fill="#222" font-size="11">${esc(fmtUs(l.p50))}</text>`);
     });
@@ -139,7 +148,9 @@ export function inflightChart(title: string, scenarios: ScenarioStats[], contend
   const all = points.flatMap((p) => p.s.rows.flatMap((r) => [r.callsPerSec ?? 0, ...(roundRange(r) ?? [])]));
   const { max, step } = niceMax(Math.max(...all, 1));
   const xs = points.map((p) => p.inFlight);
-  const lx = (n: number) => x0 + ((Math.log2(n) - Math.log2(Math.min(...xs))) / Math.max(1e-9, Math.log2(Math.max(...xs)) - Math.log2(Math.min(...xs)))) * (x1 - x0);
+  const lx = (n: number) =>
+    x0 +
+    ((Math.log2(n) - Math.log2(Math.min(...xs))) / Math.max(1e-9, Math.log2(Math.max(...xs)) - Math.log2(Math.min(...xs)))) * (x1 - x0);
   const ly = (v: number) => y0 - (v / max) * (y0 - y1);
   const out = svgOpen(width, height, title);
   out.push(...legend(contenders, 16, 48, "point: calls/s over all rounds; whisker: min–max of rounds"));
@@ -152,7 +163,9 @@ export function inflightChart(title: string, scenarios: ScenarioStats[], contend
     out.push(`<text x="${lx(n).toFixed(1)}" y="${y0 + 18}" text-anchor="middle" fill="#444">${n}</text>`);
   }
   out.push(`<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#888"/>`);
-  out.push(`<text x="${(x0 + x1) / 2}" y="${y0 + 40}" text-anchor="middle" fill="#333">calls in flight on one connection (log scale)</text>`);
+  out.push(
+    `<text x="${(x0 + x1) / 2}" y="${y0 + 40}" text-anchor="middle" fill="#333">calls in flight on one connection (log scale)</text>`,
+  );
   out.push(`<text transform="translate(22 ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" fill="#333">calls/s (completed)</text>`);
   contenders.forEach((name, ci) => {
     const c = color(name, ci);
@@ -160,11 +173,16 @@ export function inflightChart(title: string, scenarios: ScenarioStats[], contend
       .map((p) => ({ n: p.inFlight, row: p.s.rows.find((r) => r.contender === name) }))
       .filter((p): p is { n: number; row: NonNullable<typeof p.row> } => !!p.row && p.row.callsPerSec != null);
     if (!pts.length) return;
-    out.push(`<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.map((p) => `${lx(p.n).toFixed(1)},${ly(p.row.callsPerSec!).toFixed(1)}`).join(" ")}"/>`);
+    out.push(
+      `<polyline fill="none" stroke="${c}" stroke-width="2" points="${pts.map((p) => `${lx(p.n).toFixed(1)},${ly(p.row.callsPerSec!).toFixed(1)}`).join(" ")}"/>`,
+    );
     for (const p of pts) {
       const range = roundRange(p.row);
       const px = lx(p.n) + (ci - (contenders.length - 1) / 2) * 4;
-      if (range) out.push(`<line x1="${px.toFixed(1)}" y1="${ly(range[0]).toFixed(1)}" x2="${px.toFixed(1)}" y2="${ly(range[1]).toFixed(1)}" stroke="${c}" stroke-width="1.5"/>`);
+      if (range)
+        out.push(
+          `<line x1="${px.toFixed(1)}" y1="${ly(range[0]).toFixed(1)}" x2="${px.toFixed(1)}" y2="${ly(range[1]).toFixed(1)}" stroke="${c}" stroke-width="1.5"/>`,
+        );
       out.push(`<circle cx="${lx(p.n).toFixed(1)}" cy="${ly(p.row.callsPerSec!).toFixed(1)}" r="4" fill="${c}"/>`);
     }
   });
@@ -191,7 +209,9 @@ export function clientsChart(title: string, scenarios: ScenarioStats[], contende
     out.push(`<line x1="${x0}" y1="${ly(v).toFixed(1)}" x2="${x1}" y2="${ly(v).toFixed(1)}" stroke="#e3e3e3"/>`);
     out.push(`<text x="${x0 - 8}" y="${(ly(v) + 4).toFixed(1)}" text-anchor="end" fill="#444">${esc(v === 0 ? "0" : fmtRate(v))}</text>`);
   }
-  out.push(`<text transform="translate(22 ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" fill="#333">calls/s (completed, all connections)</text>`);
+  out.push(
+    `<text transform="translate(22 ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle" fill="#333">calls/s (completed, all connections)</text>`,
+  );
   scenarios.forEach((s, gi) => {
     const gx = x0 + gi * groupW + (groupW - barW * contenders.length) / 2;
     contenders.forEach((name, ci) => {
@@ -199,20 +219,29 @@ export function clientsChart(title: string, scenarios: ScenarioStats[], contende
       if (!row || row.callsPerSec == null) return;
       const c = color(name, ci);
       const bx = gx + ci * barW;
-      out.push(`<rect x="${bx.toFixed(1)}" y="${ly(row.callsPerSec).toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(y0 - ly(row.callsPerSec)).toFixed(1)}" fill="${c}" opacity="0.85"/>`);
+      out.push(
+        `<rect x="${bx.toFixed(1)}" y="${ly(row.callsPerSec).toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(y0 - ly(row.callsPerSec)).toFixed(1)}" fill="${c}" opacity="0.85"/>`,
+      );
       const range = roundRange(row);
       if (range) {
         const cx = bx + (barW - 3) / 2;
-        out.push(`<line x1="${cx.toFixed(1)}" y1="${ly(range[0]).toFixed(1)}" x2="${cx.toFixed(1)}" y2="${ly(range[1]).toFixed(1)}" stroke="#222" stroke-width="1.2"/>`);
+        out.push(
+          `<line x1="${cx.toFixed(1)}" y1="${ly(range[0]).toFixed(1)}" x2="${cx.toFixed(1)}" y2="${ly(range[1]).toFixed(1)}" stroke="#222" stroke-width="1.2"/>`,
+        );
       }
     });
     const cx = x0 + gi * groupW + groupW / 2;
-    const label = s.info.clientsPerDO !== undefined ? `${s.info.clientsPerDO} per DO × ${s.info.dos} DO${s.info.dos === 1 ? "" : "s"}` : s.info.id;
+    const label =
+      s.info.clientsPerDO !== undefined ? `${s.info.clientsPerDO} per DO × ${s.info.dos} DO${s.info.dos === 1 ? "" : "s"}` : s.info.id;
     out.push(`<text x="${cx.toFixed(1)}" y="${y0 + 18}" text-anchor="middle" fill="#333">${esc(label)}</text>`);
-    out.push(`<text x="${cx.toFixed(1)}" y="${y0 + 34}" text-anchor="middle" fill="#777" font-size="11">${(s.info.clientsPerDO ?? 0) * (s.info.dos ?? 0)} connection${(s.info.clientsPerDO ?? 0) * (s.info.dos ?? 0) === 1 ? "" : "s"}</text>`);
+    out.push(
+      `<text x="${cx.toFixed(1)}" y="${y0 + 34}" text-anchor="middle" fill="#777" font-size="11">${(s.info.clientsPerDO ?? 0) * (s.info.dos ?? 0)} connection${(s.info.clientsPerDO ?? 0) * (s.info.dos ?? 0) === 1 ? "" : "s"}</text>`,
+    );
   });
   out.push(`<line x1="${x0}" y1="${y0}" x2="${x1}" y2="${y0}" stroke="#888"/>`);
-  out.push(`<text x="${(x0 + x1) / 2}" y="${y0 + 62}" text-anchor="middle" fill="#333">clients per Durable Object × Durable Objects (each connection: one call at a time)</text>`);
+  out.push(
+    `<text x="${(x0 + x1) / 2}" y="${y0 + 62}" text-anchor="middle" fill="#333">clients per Durable Object × Durable Objects (each connection: one call at a time)</text>`,
+  );
   out.push("</svg>");
   return out.join("\n");
 }

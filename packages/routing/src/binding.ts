@@ -16,11 +16,7 @@ import { RoutingError } from "./errors.js";
 export function isDurableObjectNamespace(value: unknown): value is DurableObjectNamespace {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
-  return (
-    typeof candidate.idFromName === "function" &&
-    typeof candidate.idFromString === "function" &&
-    typeof candidate.get === "function"
-  );
+  return typeof candidate.idFromName === "function" && typeof candidate.idFromString === "function" && typeof candidate.get === "function";
 }
 
 export type BindingLookup =

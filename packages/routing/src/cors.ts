@@ -82,10 +82,7 @@ export function compileCors(value: unknown): CompiledCors | undefined {
   if (credentials && origins.any) {
     // Browsers reject a wildcard origin on credentialed requests; echoing every origin instead
     // would let any site read authenticated responses.
-    throw new RoutingError(
-      "BAD_OPTION",
-      `cors.credentials cannot be combined with cors.origins "*"; list the origins or pass a function.`,
-    );
+    throw new RoutingError("BAD_OPTION", `cors.credentials cannot be combined with cors.origins "*"; list the origins or pass a function.`);
   }
   const preflightHeaders: Record<string, string> = {
     "Access-Control-Allow-Methods": tokenList(options.methods, "cors.methods", ["GET", "POST"]),
@@ -103,11 +100,7 @@ export function compileCors(value: unknown): CompiledCors | undefined {
 
 /** A CORS preflight, as opposed to an OPTIONS request meant for the Durable Object. */
 export function isPreflight(request: Request): boolean {
-  return (
-    request.method === "OPTIONS" &&
-    request.headers.has("Origin") &&
-    request.headers.has("Access-Control-Request-Method")
-  );
+  return request.method === "OPTIONS" && request.headers.has("Origin") && request.headers.has("Access-Control-Request-Method");
 }
 
 /** The headers that make a response readable by `origin`, or none when it is not allowed. */

@@ -62,10 +62,7 @@ export function compileOriginPolicy(value: unknown, optionName: string, allowAny
     }
     const canonical = canonicalOrigin(entry);
     if (canonical === undefined) {
-      throw new RoutingError(
-        "BAD_OPTION",
-        `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com".`,
-      );
+      throw new RoutingError("BAD_OPTION", `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com".`);
     }
     if (canonical !== entry) {
       throw new RoutingError(

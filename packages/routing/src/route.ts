@@ -71,14 +71,7 @@ interface CompiledOptions {
   readonly onBeforeRequest: RouteHook<object> | undefined;
 }
 
-const OPTION_KEYS: readonly string[] = [
-  "prefix",
-  "allowedOrigins",
-  "requireOrigin",
-  "cors",
-  "onBeforeConnect",
-  "onBeforeRequest",
-];
+const OPTION_KEYS: readonly string[] = ["prefix", "allowedOrigins", "requireOrigin", "cors", "onBeforeConnect", "onBeforeRequest"];
 
 // Unreserved and sub-delimiter characters plus ":" and "@": what a path segment holds without
 // percent-encoding. The prefix is compared to the raw (encoded) path, so anything else would
@@ -127,8 +120,7 @@ function compileOptions(options: unknown): CompiledOptions {
       throw new RoutingError("BAD_OPTION", `Unknown option ${key}; known options are ${OPTION_KEYS.join(", ")}.`);
     }
   }
-  const allowedOrigins =
-    raw.allowedOrigins === undefined ? undefined : compileOriginPolicy(raw.allowedOrigins, "allowedOrigins", false);
+  const allowedOrigins = raw.allowedOrigins === undefined ? undefined : compileOriginPolicy(raw.allowedOrigins, "allowedOrigins", false);
   const requireOrigin = raw.requireOrigin ?? false;
   if (typeof requireOrigin !== "boolean") {
     throw new RoutingError("BAD_OPTION", `requireOrigin must be a boolean, got ${describe(requireOrigin)}.`);
@@ -163,7 +155,7 @@ function compiled(options: unknown): CompiledOptions {
 
 function isWebSocketUpgrade(request: Request): boolean {
   const upgrade = request.headers.get("Upgrade");
-  return upgrade !== null && upgrade.split(",").some((token) => token.trim().toLowerCase() === "websocket");
+  return !!upgrade?.split(",").some((token) => token.trim().toLowerCase() === "websocket");
 }
 
 function isUpgradeResponse(response: Response): boolean {
@@ -194,11 +186,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  * response; returns `undefined` for paths outside the prefix so the Worker can route them.
  * Throws (synchronously) a `RoutingError` when `options` are invalid.
  */
-export function routeDORequest<Env extends object>(
-  request: Request,
-  env: Env,
-  options?: RouteOptions<Env>,
-): Promise<Response | undefined> {
+export function routeDORequest<Env extends object>(request: Request, env: Env, options?: RouteOptions<Env>): Promise<Response | undefined> {
   const settings = compiled(options);
   if (typeof env !== "object" || env === null) {
     throw new RoutingError("BAD_OPTION", `env must be the Worker's env object, got ${describe(env)}.`);
@@ -209,26 +197,14 @@ export function routeDORequest<Env extends object>(
   return handle(request, env, settings, path, rest);
 }
 
-async function handle(
-  request: Request,
-  env: object,
-  settings: CompiledOptions,
-  path: string,
-  rest: string,
-): Promise<Response> {
+async function handle(request: Request, env: object, settings: CompiledOptions, path: string, rest: string): Promise<Response> {
   const { cors } = settings;
   if (cors !== undefined && isPreflight(request)) return preflightResponse(cors, request);
   const response = await dispatch(request, env, settings, path, rest);
   return cors === undefined || isUpgradeResponse(response) ? response : withCors(cors, request, response);
 }
 
-async function dispatch(
-  request: Request,
-  env: object,
-  settings: CompiledOptions,
-  path: string,
-  rest: string,
-): Promise<Response> {
+async function dispatch(request: Request, env: object, settings: CompiledOptions, path: string, rest: string): Promise<Response> {
   const upgrade = isWebSocketUpgrade(request);
   if (upgrade && settings.allowedOrigins !== undefined) {
     const origin = request.headers.get("Origin");
@@ -270,10 +246,7 @@ async function dispatch(
     return textResponse(400, `Malformed percent-encoding in instance segment ${quote(rawInstance)} of ${shown}.`);
   }
   if (instance.length > MAX_INSTANCE_LENGTH) {
-    return textResponse(
-      400,
-      `Instance name in ${shown} is ${instance.length} characters long; the limit is ${MAX_INSTANCE_LENGTH}.`,
-    );
+    return textResponse(400, `Instance name in ${shown} is ${instance.length} characters long; the limit is ${MAX_INSTANCE_LENGTH}.`);
   }
   if (CONTROL.test(instance)) {
     return textResponse(400, `Instance name ${quote(instance)} in ${shown} contains control characters.`);

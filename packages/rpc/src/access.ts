@@ -121,7 +121,10 @@ export class AccessPolicy {
   /** `unsafeTrustedCaller`: rules 2 and 3 are lifted, `ALWAYS_NEVER` stays. */
   readonly trusted: boolean;
 
-  constructor(options: AccessOptions | undefined, readonly limits: Readonly<RpcLimits>) {
+  constructor(
+    options: AccessOptions | undefined,
+    readonly limits: Readonly<RpcLimits>,
+  ) {
     if (options !== undefined && (typeof options !== "object" || options === null)) {
       throw new RpcError("BAD_OPTION", "access must be an object.");
     }

@@ -68,7 +68,12 @@ const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
 const HEARTBEAT_DEFAULTS: Required<HeartbeatOptions> = { interval: 30_000, timeout: 10_000 };
 
 /** Merges `given` over `defaults`, rejecting unknown keys and values outside [min, max]. */
-function numericOptions<T extends object>(name: string, given: Partial<T> | undefined, defaults: Required<T>, ranges: Record<keyof T, [number, number]>): Required<T> {
+function numericOptions<T extends object>(
+  name: string,
+  given: Partial<T> | undefined,
+  defaults: Required<T>,
+  ranges: Record<keyof T, [number, number]>,
+): Required<T> {
   if (given === undefined) return defaults;
   if (typeof given !== "object" || given === null) throw new RpcError("BAD_OPTION", `${name} must be an object or false.`);
   const out = { ...defaults } as Record<string, number>;
@@ -119,7 +124,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     label = url;
     const WebSocketImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (typeof WebSocketImpl !== "function") {
-      throw new RpcError("BAD_OPTION", "No global WebSocket in this runtime: pass options.WebSocket (e.g. from the \"ws\" package).");
+      throw new RpcError("BAD_OPTION", 'No global WebSocket in this runtime: pass options.WebSocket (e.g. from the "ws" package).');
     }
     transport = webSocketTransport(url, WebSocketImpl);
   }
@@ -156,7 +161,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
 export function connectUrl(binding: string, instance: string, options: RpcClientOptions): string {
   const base = options.baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
   if (typeof base !== "string" || base === "") {
-    throw new RpcError("BAD_OPTION", "baseUrl is required outside browsers, e.g. { baseUrl: \"http://127.0.0.1:8787\" }.");
+    throw new RpcError("BAD_OPTION", 'baseUrl is required outside browsers, e.g. { baseUrl: "http://127.0.0.1:8787" }.');
   }
   let url: URL;
   try {
@@ -224,9 +229,7 @@ export function rpcConnection(client: object): RpcConnection {
 export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
   const info = (chain as { [CHAIN]?: { session: ClientSession; node: ChainNode } })[CHAIN];
   if (!info) return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
-  return new Promise<V>((resolve, reject) =>
-    info.session.call(info.node, resolve as (value: unknown) => void, reject, options),
-  );
+  return new Promise<V>((resolve, reject) => info.session.call(info.node, resolve as (value: unknown) => void, reject, options));
 }
 
 const CHAIN = Symbol("dorpc.chain");

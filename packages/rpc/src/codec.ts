@@ -55,29 +55,30 @@ export const Ext = {
 const NEG_ZERO = "-0";
 
 /** Views that may be rebuilt, by the name the wire uses. Null prototype: no inherited names. */
-const VIEW_TYPES: Readonly<Record<string, { new (buffer: ArrayBuffer, byteOffset: number, length: number): ArrayBufferView; BYTES_PER_ELEMENT: number }>> =
-  Object.assign(Object.create(null), {
-    Int8Array,
-    Uint8Array,
-    Uint8ClampedArray,
-    Int16Array,
-    Uint16Array,
-    Int32Array,
-    Uint32Array,
-    Float32Array,
-    Float64Array,
-    BigInt64Array,
-    BigUint64Array,
-    DataView: Object.assign(
-      function DataViewFactory(buffer: ArrayBuffer, byteOffset: number, length: number) {
-        return new DataView(buffer, byteOffset, length);
-      },
-      { BYTES_PER_ELEMENT: 1 },
-    ) as never,
-    ...(typeof (globalThis as { Float16Array?: unknown }).Float16Array === "function"
-      ? { Float16Array: (globalThis as unknown as { Float16Array: never }).Float16Array }
-      : {}),
-  });
+const VIEW_TYPES: Readonly<
+  Record<string, { new (buffer: ArrayBuffer, byteOffset: number, length: number): ArrayBufferView; BYTES_PER_ELEMENT: number }>
+> = Object.assign(Object.create(null), {
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+  DataView: Object.assign(
+    function DataViewFactory(buffer: ArrayBuffer, byteOffset: number, length: number) {
+      return new DataView(buffer, byteOffset, length);
+    },
+    { BYTES_PER_ELEMENT: 1 },
+  ) as never,
+  ...(typeof (globalThis as { Float16Array?: unknown }).Float16Array === "function"
+    ? { Float16Array: (globalThis as unknown as { Float16Array: never }).Float16Array }
+    : {}),
+});
 
 /** Error constructors an error record may name. Anything else becomes `Error` with that name. */
 const ERROR_TYPES: Readonly<Record<string, new (message: string) => Error>> = Object.assign(Object.create(null), {
@@ -273,10 +274,7 @@ class RecordWriter {
         }
         return this.addObject(value, depth + 1);
       case "function":
-        throw new RpcError(
-          "ENCODE",
-          `Cannot send a function${value.name ? ` (${value.name})` : ""}: functions do not cross the wire.`,
-        );
+        throw new RpcError("ENCODE", `Cannot send a function${value.name ? ` (${value.name})` : ""}: functions do not cross the wire.`);
       default:
         throw new RpcError("ENCODE", `Cannot send a ${typeof value}: it does not cross the wire.`);
     }
@@ -414,7 +412,12 @@ class RecordWriter {
   private addView(view: ArrayBufferView, tag: string): number {
     if (!(tag in VIEW_TYPES)) throw new RpcError("ENCODE", `Cannot send a ${tag}.`);
     // Push the view before its buffer: the first value added must get index 0 (the root).
-    const payload: [string, number, number, number] = [tag, -1, view.byteOffset, tag === "DataView" ? view.byteLength : (view as Uint8Array).length];
+    const payload: [string, number, number, number] = [
+      tag,
+      -1,
+      view.byteOffset,
+      tag === "DataView" ? view.byteLength : (view as Uint8Array).length,
+    ];
     const index = this.push([Ext.VIEW, payload], view);
     payload[1] = this.addBuffer(view.buffer);
     this.views.push([payload, view]);
@@ -606,12 +609,13 @@ function validateRecord(table: unknown[], type: unknown, p: unknown, arity: numb
         throw bad(`Record ${i}: a ${String(name)} must start at a multiple of ${View.BYTES_PER_ELEMENT} bytes.`);
       }
       const source: unknown = table[buffer];
-      const blob = Array.isArray(source) && source[0] === Ext.ARRAY_BUFFER && isIndex(source[1], ctx.blobs.length)
-        ? ctx.blobs[source[1]]!
-        : undefined;
+      const blob =
+        Array.isArray(source) && source[0] === Ext.ARRAY_BUFFER && isIndex(source[1], ctx.blobs.length) ? ctx.blobs[source[1]]! : undefined;
       if (!blob) throw bad(`Record ${i} is a view whose buffer record ${buffer} is not an ArrayBuffer.`);
       if (offset + length * View.BYTES_PER_ELEMENT > blob.byteLength) {
-        throw bad(`Record ${i}: a ${String(name)} of ${length} elements at byte ${offset} does not fit its ${blob.byteLength}-byte buffer.`);
+        throw bad(
+          `Record ${i}: a ${String(name)} of ${length} elements at byte ${offset} does not fit its ${blob.byteLength}-byte buffer.`,
+        );
       }
       return;
     }
@@ -848,9 +852,11 @@ class TableBuilder {
     }
   }
 
-  private buildError(index: number, p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] }): Error {
-    const error: Error =
-      p.name === "AggregateError" ? new AggregateError([], p.message) : new (ERROR_TYPES[p.name] ?? Error)(p.message);
+  private buildError(
+    index: number,
+    p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] },
+  ): Error {
+    const error: Error = p.name === "AggregateError" ? new AggregateError([], p.message) : new (ERROR_TYPES[p.name] ?? Error)(p.message);
     this.as(index, error);
     if (error.name !== p.name) defineHidden(error, "name", p.name);
     if (p.stack !== undefined) defineHidden(error, "stack", p.stack);

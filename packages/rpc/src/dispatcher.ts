@@ -19,7 +19,7 @@
  */
 import { AccessPolicy, findMember, isPlainData, notFound, readDataProperty, type AccessOptions, type Member } from "./access.js";
 import { decodeContext, isJsonSafe, readValue, toRecords, type DecodeContext } from "./codec.js";
-import { CloseCode, FrameKind, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
+import { CloseCode, FrameKind, HEARTBEAT_PONG, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
@@ -185,7 +185,7 @@ export function closeReason(text: string): string {
  */
 export function dispatchFrame(data: IncomingData, target: object, options: ResolvedServerOptions, channel: ReplyChannel): boolean {
   const { limits } = options;
-  let frame;
+  let frame: RawFrame | undefined;
   try {
     frame = readFrame(data, limits);
   } catch (error) {
@@ -253,7 +253,14 @@ function runFrame(
       continue;
     }
     if (out.running.size >= limits.maxPendingCalls) {
-      out.push(id, failed(id, new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`)), false);
+      out.push(
+        id,
+        failed(
+          id,
+          new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`),
+        ),
+        false,
+      );
       continue;
     }
     out.running.add(id);
@@ -295,7 +302,11 @@ function refuseFrame(kind: number, body: unknown, channel: ReplyChannel): void {
   }
   const out = outboxFor(channel);
   for (const id of ids.slice(0, 1024)) {
-    out.push(id, failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")), false);
+    out.push(
+      id,
+      failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")),
+      false,
+    );
   }
 }
 

@@ -10,13 +10,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import {
-  currentChannel,
-  dispatchFrame,
-  resolveServerOptions,
-  type ResolvedServerOptions,
-  type RpcServerOptions,
-} from "./dispatcher.js";
+import { currentChannel, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -73,7 +67,10 @@ function toAttachable(identity: unknown): unknown {
   }
   if (json === undefined) throw new RpcError("BAD_OPTION", "identify() must return a JSON-serialisable value.");
   if (json.length > MAX_IDENTITY) {
-    throw new RpcError("LIMIT", `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`);
+    throw new RpcError(
+      "LIMIT",
+      `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`,
+    );
   }
   // Stored as its JSON round trip: exactly what was checked, and always cloneable.
   return JSON.parse(json);
@@ -122,11 +119,7 @@ function stateOf(target: object): DurableObjectState {
  * The socket is accepted with the hibernation API (`ctx.acceptWebSocket`), so the object may be
  * evicted between messages; every reply is computed from the message alone.
  */
-export async function handleRpcRequest(
-  request: Request,
-  target: object,
-  options?: RpcServerOptions,
-): Promise<Response | undefined> {
+export async function handleRpcRequest(request: Request, target: object, options?: RpcServerOptions): Promise<Response | undefined> {
   const resolved = resolveServerOptions(options);
   const ctx = stateOf(target);
   const path = new URL(request.url).pathname;
@@ -247,7 +240,8 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
   // Synchronous on purpose: the replies of synchronous methods are sent before it returns, and
   // the runtime's message event then ends at once instead of one promise turn later.
   override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
-    if (!rpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions)) closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
+    if (!rpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions))
+      closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {

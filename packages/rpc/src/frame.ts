@@ -66,11 +66,9 @@ export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | und
   if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) {
     // A Blob (the default binaryType of some sockets) cannot be read synchronously: fail loudly
     // instead of dropping the frame and leaving its calls to time out.
-    throw new RpcError("DECODE", "Binary messages must arrive as ArrayBuffer: set the socket's binaryType to \"arraybuffer\".");
+    throw new RpcError("DECODE", 'Binary messages must arrive as ArrayBuffer: set the socket\'s binaryType to "arraybuffer".');
   }
-  const bytes = ArrayBuffer.isView(data)
-    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-    : new Uint8Array(data);
+  const bytes = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
   if (bytes[0] !== FRAME_MARK) return undefined;
   if (bytes.byteLength > limits.maxMessageBytes) throw tooBig(bytes.byteLength, limits);
   if (bytes.byteLength < FIXED_HEADER) throw new RpcError("DECODE", "Binary frame is shorter than its fixed header.");

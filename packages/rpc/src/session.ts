@@ -22,7 +22,7 @@
  * Internal module.
  */
 import { decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
-import { CloseCode, FrameKind, HEARTBEAT_PING, ReplyStatus, type ChainStep } from "./envelopes.js";
+import { type ChainStep, CloseCode, FrameKind, HEARTBEAT_PING, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -275,7 +275,10 @@ export class ClientSession implements TransportHandler {
     let length = 0;
     for (let n: ChainNode | undefined = node; n; n = n.parent) length++;
     if (length > this.options.limits.maxChainLength) {
-      throw new RpcError("ENCODE", `The chain has ${length} steps, more than limits.maxChainLength (${this.options.limits.maxChainLength}).`);
+      throw new RpcError(
+        "ENCODE",
+        `The chain has ${length} steps, more than limits.maxChainLength (${this.options.limits.maxChainLength}).`,
+      );
     }
     const steps: ChainStep[] = new Array(length);
     for (let n: ChainNode | undefined = node; n; n = n.parent) {
@@ -403,7 +406,7 @@ export class ClientSession implements TransportHandler {
   onMessage(data: IncomingData): void {
     this.lastReceived = Date.now();
     this.pingSentAt = 0;
-    let frame;
+    let frame: RawFrame | undefined;
     try {
       frame = readFrame(data, this.options.limits);
       if (frame && frame.kind === FrameKind.Pong) return;

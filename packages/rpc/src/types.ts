@@ -44,32 +44,28 @@ export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView 
 export type Sendable<T> = unknown extends T
   ? T // `unknown` / `any` (e.g. a generic parameter): checked at run time instead
   : T extends Primitive
-  ? T
-  : T extends symbol | ((...args: never[]) => unknown)
-    ? never
-    : T extends { readonly __dorpcRpcTarget: true }
+    ? T
+    : T extends symbol | ((...args: never[]) => unknown)
       ? never
-      : T extends WireBuiltin
-        ? T
-        : T extends Map<infer K, infer V>
-          ? [Sendable<K>, Sendable<V>] extends [never, never]
-            ? never
-            : T
-          : T extends Set<infer V>
-            ? [Sendable<V>] extends [never]
+      : T extends { readonly __dorpcRpcTarget: true }
+        ? never
+        : T extends WireBuiltin
+          ? T
+          : T extends Map<infer K, infer V>
+            ? [Sendable<K>, Sendable<V>] extends [never, never]
               ? never
               : T
-            : T extends readonly unknown[]
-              ? SendableArray<T>
-              : T extends object
-                ? SendableObject<T>
-                : never;
+            : T extends Set<infer V>
+              ? [Sendable<V>] extends [never]
+                ? never
+                : T
+              : T extends readonly unknown[]
+                ? SendableArray<T>
+                : T extends object
+                  ? SendableObject<T>
+                  : never;
 
-type SendableArray<T extends readonly unknown[]> = { [K in keyof T]: Sendable<T[K]> } extends infer M
-  ? M extends T
-    ? T
-    : never
-  : never;
+type SendableArray<T extends readonly unknown[]> = { [K in keyof T]: Sendable<T[K]> } extends infer M ? (M extends T ? T : never) : never;
 
 type SendableObject<T extends object> = {
   [K in keyof T]: K extends symbol ? T[K] : Sendable<T[K]>;
@@ -89,9 +85,7 @@ export type PublicKeys<T> = {
  * An awaitable step of a chain: awaiting it runs the whole chain in one round trip and yields
  * the result; reading a property or calling a method extends the chain instead.
  */
-export type RpcPromise<V> = [V] extends [never]
-  ? Promise<never>
-  : Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
+export type RpcPromise<V> = [V] extends [never] ? Promise<never> : Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
 
 /** What can be reached *through* a value of type `V` (data properties, RpcTarget methods). */
 export type RemoteMembers<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
@@ -113,5 +107,4 @@ type SendableArgs<A extends unknown[]> = { [I in keyof A]: Sendable<A[I]> };
  * The client for a Durable Object of class (or instance type) `T`: every public method and
  * getter as a promise-returning member, plus `Symbol.dispose` / `Symbol.asyncDispose`.
  */
-export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable &
-  AsyncDisposable;
+export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable & AsyncDisposable;

@@ -63,7 +63,12 @@ class WebSocketTransport implements RpcTransport {
       });
       socket.addEventListener("close", (event: { code: number; reason: string }) => {
         if (!opened) {
-          reject(new RpcError("DISCONNECTED", `WebSocket to ${this.url} closed before it opened (code ${event.code}${event.reason ? `: ${event.reason}` : ""}).`));
+          reject(
+            new RpcError(
+              "DISCONNECTED",
+              `WebSocket to ${this.url} closed before it opened (code ${event.code}${event.reason ? `: ${event.reason}` : ""}).`,
+            ),
+          );
         }
         this.finish(event.code, event.reason);
       });
