@@ -270,7 +270,7 @@ describe("the proxy", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("disposal", () => {
-  for (const kind of ["Symbol.dispose", "Symbol.asyncDispose"] as const) {
+  for (const kind of ["Symbol.dispose", "Symbol.asyncDispose", "rpcConnection(client).close()"] as const) {
     it(`${kind} closes the connection, rejects pending calls with DISPOSED, and every later call too`, async () => {
       const api = new Api();
       const paired = pairWith(api);
@@ -281,7 +281,8 @@ describe("disposal", () => {
       const waiting = client.never();
       await settle();
       if (kind === "Symbol.dispose") client[Symbol.dispose]();
-      else await client[Symbol.asyncDispose]();
+      else if (kind === "Symbol.asyncDispose") await client[Symbol.asyncDispose]();
+      else rpcConnection(client).close();
       await expectRejectsCode(waiting, "DISPOSED");
       await settle();
       for (const seen of pending) {

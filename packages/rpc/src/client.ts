@@ -201,6 +201,12 @@ export interface RpcConnection {
   onStateChange(listener: (state: ConnectionState) => void): () => void;
   /** Resolves once the connection is open (connecting first if idle); rejects if disposed. */
   waitForOpen(): Promise<void>;
+  /**
+   * Closes the connection and rejects every waiting call with `DISPOSED`; the client cannot be
+   * used again. The same as `client[Symbol.dispose]()`, for runtimes without `Symbol.dispose`
+   * (Safari) and for code that does not use `using`. Idempotent.
+   */
+  close(): void;
 }
 
 /**
@@ -219,6 +225,7 @@ export function rpcConnection(client: object): RpcConnection {
     },
     onStateChange: (listener) => session.onStateChange(listener),
     waitForOpen: () => session.waitForOpen(),
+    close: () => session.dispose(),
   };
 }
 
