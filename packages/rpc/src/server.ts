@@ -13,6 +13,7 @@ export {
   withRpc,
   handleRpcRequest,
   handleRpcMessage,
+  handleRpcClose,
   RPC_SOCKET_TAG,
   type RpcAttachment,
 } from "./durable-object.js";
