@@ -61,6 +61,22 @@ describe("reaching the object", () => {
     expect(testConnection(plain).attempts[0]!.status).toBe(404);
   });
 
+  it("with options.worker a 64-hex name is the id routeDORequest reads (any case), and the helpers address that id", async () => {
+    const id = env.COUNTER.newUniqueId();
+    using counter = createTestClient(env.COUNTER, id.toString().toUpperCase(), { worker: SELF });
+    expect(await counter.increment(6)).toBe(6);
+    expect(await env.COUNTER.get(id).getValue()).toBe(6);
+    expect(testConnection(counter).id.equals(id)).toBe(true);
+    expect(await readStorage(counter, "count")).toBe(6);
+  });
+
+  it("without options.worker a 64-hex string is a name like any other", async () => {
+    const hex = env.COUNTER.newUniqueId().toString();
+    using counter = createTestClient(env.COUNTER, hex);
+    expect(await counter.increment(7)).toBe(7);
+    expect(await env.COUNTER.getByName(hex).getValue()).toBe(7);
+  });
+
   it("options.worker connects through the Worker's fetch, so its routing hooks run", async () => {
     const name = unique("via-worker");
     using counter = createTestClient(env.COUNTER, name, { worker: SELF, query: { user: "ada" } });
@@ -135,10 +151,12 @@ describe("bad input", () => {
     );
   });
 
-  it("with options.worker: an identity (the router strips it) and a 64-hex name (the router reads an id)", () => {
+  it("with options.worker: an identity (the router strips it), and a 64-hex name that is no id of the namespace", () => {
     badOption(() => createTestClient(env.COUNTER, "x", { worker: SELF, identity: "ada" }), /routeDORequest removes X-Dorpc-Identity/);
-    const hex = env.COUNTER.newUniqueId().toString();
-    badOption(() => createTestClient(env.COUNTER, hex, { worker: SELF }), /idFromString/);
+    badOption(
+      () => createTestClient(env.COUNTER, "0".repeat(64), { worker: SELF }),
+      /reads as an object id, but it is not an id of this namespace/,
+    );
   });
 
   it("helpers refuse a client that createTestClient did not make", () => {

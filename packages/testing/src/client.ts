@@ -104,7 +104,8 @@ const NETWORK_OPTIONS = ["baseUrl", "WebSocket", "transport"] as const;
  * namespace's stub, so no network and no `wrangler dev` are involved, and the object accepts the
  * socket exactly as in production (hibernation included).
  *
- * `name` is a name (`namespace.idFromName(name)`) or a `DurableObjectId`. The type of the object
+ * `name` is a name (`namespace.idFromName(name)`) or a `DurableObjectId`. (With `worker`, a name
+ * is read as `routeDORequest` reads the URL: 64 hex digits, in either case, are an id.) The type of the object
  * is inferred from a typed namespace (`DurableObjectNamespace<Counter>`) or given:
  * `createTestClient<Counter>(env.COUNTER, "room-1")`. Like any dorpc client it connects on its
  * first call; dispose it (`using`) at the end of the test.
@@ -164,13 +165,7 @@ export function createTestClient<T>(
   let instance: string;
   if (typeof name === "string") {
     if (name === "") throw new TestingError("BAD_OPTION", "createTestClient needs a non-empty instance name as its second argument.");
-    if (worker && /^[0-9a-f]{64}$/i.test(name)) {
-      throw new TestingError(
-        "BAD_OPTION",
-        `Instance name ${JSON.stringify(name)} is 64 hex digits, which routeDORequest reads as an object id, not a name: pass namespace.idFromString(name) instead.`,
-      );
-    }
-    id = namespace.idFromName(name);
+    id = worker && HEX_ID.test(name) ? idFromHex(namespace, name) : namespace.idFromName(name);
     instance = name;
   } else if (isObjectId(name)) {
     id = name;
@@ -234,6 +229,25 @@ export function createTestClient<T>(
   });
   register(client, { namespace, id, binding, instance, url, transport });
   return client as TestClient<T>;
+}
+
+/** What `routeDORequest` reads as an object id rather than a name. */
+const HEX_ID = /^[0-9a-f]{64}$/i;
+
+/**
+ * Through a Worker, the instance segment means what `routeDORequest` makes of it: 64 hex digits
+ * are an id (in either case), so the helpers must address that id, not the object of that name.
+ */
+function idFromHex(namespace: DurableObjectNamespace, hex: string): DurableObjectId {
+  try {
+    return namespace.idFromString(hex.toLowerCase());
+  } catch (error) {
+    throw new TestingError(
+      "BAD_OPTION",
+      `Instance ${JSON.stringify(hex)} is 64 hex digits, which routeDORequest reads as an object id, but it is not an id of this namespace: ${String((error as Error)?.message ?? error)}`,
+      { cause: error },
+    );
+  }
 }
 
 /** `identity` as the header value `readIdentityHeader` parses, checked against the same limit. */
