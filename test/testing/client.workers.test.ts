@@ -37,6 +37,7 @@ describe("reaching the object", () => {
     using found = createTestClient(env.COUNTER, name);
     await found.increment();
     expect(testConnection(found).binding).toBe("COUNTER");
+    expect(testConnection(found).url).toBe(`http://dorpc.test/__rpc/COUNTER/${name}`);
     expect(await found.upgradePath()).toBe(`/__rpc/COUNTER/${name}`);
 
     using named = createTestClient(env.COUNTER, name, { binding: "counters" });
@@ -116,6 +117,18 @@ function badOption(fn: () => unknown, message: RegExp): void {
   expect((error as TestingError).code).toBe("BAD_OPTION");
   expect((error as TestingError).message).toMatch(message);
 }
+
+describe("TestingError", () => {
+  it("is recognised by instanceof and by TestingError.is, also across copies of the package (name and code)", () => {
+    const error = catching(() => createTestClient(env.COUNTER, ""));
+    expect(TestingError.is(error)).toBe(true);
+    const copy = Object.assign(new Error("from another copy"), { name: "TestingError", code: "TIMEOUT" });
+    expect(TestingError.is(copy)).toBe(true);
+    expect(TestingError.is(Object.assign(new Error("x"), { name: "TestingError", code: "NOPE" }))).toBe(false);
+    expect(TestingError.is(new RpcError("BAD_OPTION", "x"))).toBe(false);
+    expect(Object.keys(error as object)).not.toContain("name");
+  });
+});
 
 describe("bad input", () => {
   it("a first argument that is not a namespace is named in the error", () => {

@@ -4,6 +4,7 @@
  */
 import { rpcConnection, RpcError } from "@dorpc/rpc";
 import { createTestClient, dropConnection, testConnection, TestingError, waitForState } from "@dorpc/testing";
+import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { failure, unique } from "./support.js";
@@ -118,6 +119,17 @@ describe("dropConnection", () => {
     using counter = createTestClient(env.COUNTER, unique("drop-bad"));
     await counter.increment();
     expect(() => dropConnection(counter, { code: 99 })).toThrow(/1000 to 4999, got number 99/);
+  });
+});
+
+describe("after the object is reset", () => {
+  it("the client reconnects to the new instance (each attempt uses a fresh stub: the old one is broken)", async () => {
+    using counter = createTestClient(env.COUNTER, unique("reset"));
+    expect(await counter.increment()).toBe(1);
+    await abortAllDurableObjects();
+    await vi.waitFor(() => expect(testConnection(counter).attempts[0]!.closed).toBeDefined());
+    expect(await counter.increment()).toBe(2);
+    expect(testConnection(counter).attempts.map((attempt) => attempt.status)).toEqual([101, 101]);
   });
 });
 

@@ -215,8 +215,8 @@ export function createTestClient<T>(
   // The host is never resolved: the request goes to the stub (or the Worker) directly.
   const url = `http://dorpc.test${typeof prefix === "string" ? prefix : DEFAULT_PREFIX}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}${query}`;
 
-  // A fresh stub per connection attempt: a stub that saw its object reset or throw may be
-  // broken for good, and a reconnect must reach the new instance.
+  // A fresh stub per connection attempt: once its object is reset (abortAllDurableObjects,
+  // ctx.abort()) a stub stays broken, and the reconnect must reach the new instance.
   const fetchUpgrade: UpgradeFetch = worker
     ? (target, init) => worker.fetch(target, init)
     : (target, init) => (namespace as DurableObjectNamespace).get(id).fetch(target, init);
