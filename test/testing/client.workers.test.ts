@@ -140,6 +140,8 @@ describe("bad input", () => {
   it("a second argument that is neither a non-empty name nor an id", () => {
     badOption(() => createTestClient(env.COUNTER, ""), /non-empty instance name/);
     badOption(() => createTestClient(env.COUNTER, 42 as never), /got number 42/);
+    const foreign = env.BEARER.newUniqueId();
+    badOption(() => createTestClient(env.COUNTER, foreign), new RegExp(`${foreign.toString()} is not an id of this namespace`));
   });
 
   it("network options have no meaning here", () => {

@@ -104,11 +104,11 @@ const NETWORK_OPTIONS = ["baseUrl", "WebSocket", "transport"] as const;
  * namespace's stub, so no network and no `wrangler dev` are involved, and the object accepts the
  * socket exactly as in production (hibernation included).
  *
- * `name` is a name (`namespace.idFromName(name)`) or a `DurableObjectId`. (With `worker`, a name
- * is read as `routeDORequest` reads the URL: 64 hex digits, in either case, are an id.) The type of the object
- * is inferred from a typed namespace (`DurableObjectNamespace<Counter>`) or given:
- * `createTestClient<Counter>(env.COUNTER, "room-1")`. Like any dorpc client it connects on its
- * first call; dispose it (`using`) at the end of the test.
+ * `name` is a name (`namespace.idFromName(name)`) or a `DurableObjectId` of this namespace. (With
+ * `worker`, a name is read as `routeDORequest` reads the URL: 64 hex digits, in either case, are
+ * an id.) The type of the object is inferred from a typed namespace
+ * (`DurableObjectNamespace<Counter>`) or given: `createTestClient<Counter>(env.COUNTER, "room-1")`.
+ * Like any dorpc client it connects on its first call; dispose it (`using`) at the end of the test.
  *
  * Reconnection defaults to `{ initialDelay: 5, maxDelay: 200, jitter: 0 }` so that tests do not
  * wait out production backoff; pass `reconnect` to test your own settings.
@@ -168,6 +168,19 @@ export function createTestClient<T>(
     id = worker && HEX_ID.test(name) ? idFromHex(namespace, name) : namespace.idFromName(name);
     instance = name;
   } else if (isObjectId(name)) {
+    try {
+      // An id's hex string parses only in its own namespace: refuse a foreign id now rather than
+      // on the first call.
+      (namespace as DurableObjectNamespace).idFromString(name.toString());
+    } catch (error) {
+      throw new TestingError(
+        "BAD_OPTION",
+        `The DurableObjectId ${name.toString()} is not an id of this namespace: ${String((error as Error)?.message ?? error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
     id = name;
     // An id made from a name keeps it; the hex form names the same object everywhere else.
     instance = worker ? name.toString() : (name.name ?? name.toString());
