@@ -3,7 +3,7 @@
  * failure would, and waiting for a state.
  */
 import { rpcConnection, RpcError } from "@dorpc/rpc";
-import { createTestClient, dropConnection, testConnection, TestingError, waitForState } from "@dorpc/testing";
+import { createTestClient, dropConnection, runInObject, testConnection, TestingError, waitForState } from "@dorpc/testing";
 import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
@@ -40,7 +40,8 @@ describe("dropConnection", () => {
       () => "resolved",
       (error: unknown) => error,
     );
-    await vi.waitFor(() => expect(rpcConnection(counter).pendingCalls).toBe(1));
+    // Sent and running on the object (a call made but still queued would go out on the next connection).
+    await vi.waitFor(async () => expect(await runInObject(counter, (object) => object.sleeping)).toBe(1));
 
     dropConnection(counter);
 

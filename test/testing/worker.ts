@@ -69,9 +69,17 @@ export class Counter extends RpcDurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now() + 60_000);
   }
 
+  /** Calls of `sleep` that arrived and have not finished (read with runInObject, which bypasses RPC ordering). */
+  sleeping = 0;
+
   async sleep(ms: number): Promise<number> {
-    await new Promise((resolve) => setTimeout(resolve, ms));
-    return ms;
+    this.sleeping++;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return ms;
+    } finally {
+      this.sleeping--;
+    }
   }
 }
 
