@@ -22,6 +22,8 @@ export default defineConfig({
         test: {
           name: "unit",
           environment: "node",
+          // gc() lets the reference tests prove that a stub nobody holds is released.
+          execArgv: ["--expose-gc"],
           include: ["unit/**/*.test.ts", "routing/**/*.test.ts", "security/**/*.node.test.ts", "reliability/**/*.node.test.ts"],
         },
       },

@@ -189,12 +189,24 @@ describe("the proxy", () => {
     expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([[1, ["echo", [0, "fire and forget"]]]]);
   });
 
-  it('reads a property of a plain result locally once it arrives (makeUser("a").displayName): one call', async () => {
+  it('reads a property of a pending result in the same frame (makeUser("a").displayName): pipelined, one round trip', async () => {
     const { client, paired } = setup();
     using _ = client;
     expect(await client.makeUser("a").displayName).toBe("user a");
     expect(paired.connections[0]!.sentByClient).toHaveLength(1);
-    expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([[1, ["makeUser", [0, "a"]]]]);
+    expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([
+      [1, ["makeUser", [0, "a"]]],
+      [2, ["displayName"], -1],
+    ]);
+  });
+
+  it("reads a property of a result that already arrived locally, without a call", async () => {
+    const { client, paired } = setup();
+    using _ = client;
+    const user = client.makeUser("b");
+    await user;
+    expect(await user.displayName).toBe("user b");
+    expect(paired.connections[0]!.sentByClient).toHaveLength(1);
   });
 
   it('refuses "name" on a plain result with NOT_FOUND: it is a Function.prototype name', async () => {

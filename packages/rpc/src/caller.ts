@@ -199,13 +199,14 @@ export class Caller implements CallMaker {
     if (length === 0) throw new RpcError("NOT_CALLABLE", "Nothing to call or read.");
     let chain = path.length ? JSON.stringify(path) : "[]";
     if (args) {
+      const values = withSettledValues(args);
       let apply: string;
-      if (isJsonSafe(args)) apply = args.length === 0 ? "[0]" : `[0,${JSON.stringify(args).slice(1)}`;
+      if (isJsonSafe(values)) apply = values.length === 0 ? "[0]" : `[0,${JSON.stringify(values).slice(1)}`;
       else {
         const blobs: Uint8Array[] = [];
         let records: unknown;
         try {
-          records = toRecords(args, { blobs, stack: true, refer: (value) => this.refer(call, value, base, path, args) });
+          records = toRecords(values, { blobs, stack: true, refer: (value) => this.refer(call, value, base, path, args) });
         } catch (error) {
           if (error === DEFER) {
             call.deferred = true;
@@ -557,6 +558,26 @@ function locate(value: unknown, path: readonly string[], label: string): { stub:
     if (!found) throw notFound(path[i]!, label);
     v = found.value;
   }
+}
+
+/**
+ * `args` with every top-level handle of a call that already succeeded (and ends in plain data)
+ * replaced by its value, so a result passed along after it arrived can take the JSON fast path.
+ * The same array when there is nothing to replace.
+ */
+function withSettledValues(args: readonly unknown[]): readonly unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (typeof arg !== "function") continue;
+    const info = proxyInfo(arg);
+    if (info?.kind !== "path" || info.base.kind !== "call" || info.path.length > 0) continue;
+    const call = info.base.call;
+    if (!call.settled || !call.ok || typeof call.value === "function") continue;
+    call.observed = true;
+    (out ??= args.slice())[i] = call.value;
+  }
+  return out ?? args;
 }
 
 /** The connection a stub belongs to. */

@@ -21,7 +21,7 @@
  *
  * Internal module: the public surface is `encode`/`decode` in index.ts.
  */
-import { RpcError } from "./errors.js";
+import { isRpcErrorCode, RpcError, type RpcErrorCode } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 
@@ -894,11 +894,30 @@ class TableBuilder {
     }
   }
 
+  /**
+   * The `code` an error record named "RpcError" carries, if it is one of dorpc's codes: such an
+   * error (dorpc's own failure thrown inside a method, e.g. by a released stub) is rebuilt as a
+   * real `RpcError`, so `instanceof RpcError` holds on the other end too.
+   */
+  private rpcErrorCode(props: [number, number][] | undefined): RpcErrorCode | undefined {
+    for (const [k, v] of props ?? []) {
+      const key = this.table[k]!;
+      const value = this.table[v]!;
+      if (key[1] === "code" && value[0] === T.PRIMITIVE && isRpcErrorCode(value[1])) return value[1];
+    }
+    return undefined;
+  }
+
   private buildError(
     index: number,
     p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] },
   ): Error {
-    const error: Error = p.name === "AggregateError" ? new AggregateError([], p.message) : new (ERROR_TYPES[p.name] ?? Error)(p.message);
+    const code = p.name === "RpcError" ? this.rpcErrorCode(p.props) : undefined;
+    const error: Error = code
+      ? new RpcError(code, p.message)
+      : p.name === "AggregateError"
+        ? new AggregateError([], p.message)
+        : new (ERROR_TYPES[p.name] ?? Error)(p.message);
     this.as(index, error);
     if (error.name !== p.name) defineHidden(error, "name", p.name);
     if (p.stack !== undefined) defineHidden(error, "stack", p.stack);

@@ -211,7 +211,11 @@ export class Connection {
           const [id, kind] = payload as [number, number];
           const entry = this.imports.receive(id, kind);
           // One stub per import: the same remote object arriving twice is the same stub.
-          return (entry.stub ??= makeStub(this.caller, entry, this.imports));
+          const known = entry.stub?.deref();
+          if (known) return known;
+          const stub = makeStub(this.caller, entry, this.imports);
+          entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
+          return stub;
         }
         const entry = this.exports.get(payload as number);
         if (!entry) throw this.lostExport(payload as number);

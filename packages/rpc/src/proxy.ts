@@ -188,10 +188,16 @@ function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unk
     call.observed = true;
     return call.promise;
   }
-  // A path on a pending result: wait for the result, then read the path from it — locally for
-  // plain data, by a call for a stub it contains.
   const call = base.call;
   call.observed = true;
+  if (!call.settled && !call.sentOn && !call.deferred) {
+    // The result has not left yet: read the path on it in the same frame (pipelined).
+    const read = maker.call(base, path, undefined, options);
+    read.observed = true;
+    return read.promise;
+  }
+  // A path on a result that left earlier: wait for it, then read the path from it — locally for
+  // plain data, by a call for a stub it contains.
   return call.promise.then((value) => readFrom(maker, value, path, 0, options));
 }
 

@@ -133,8 +133,11 @@ export interface ImportEntry {
   holders: number;
   /** Set once released or lost; calls on its stubs then fail with this. */
   ended: ImportEnd | undefined;
-  /** The first stub made for it (later EXPORT records of the same id yield this one again). */
-  stub: object | undefined;
+  /**
+   * The stub handed out for it, held weakly: later EXPORT records of the same id yield the same
+   * stub while anyone holds it, and the table never keeps a stub from being garbage-collected.
+   */
+  stub: { deref(): object | undefined } | undefined;
 }
 
 /** What this end holds of the peer's exports. */
