@@ -121,12 +121,20 @@ const connections = new WeakMap<ReplyChannel, Connection>();
 export interface ChannelHooks {
   /** True when the channel's object handed out references before an eviction (they are gone). */
   lostBefore?: () => boolean;
+  /** The connection handed out its first reference. */
+  onFirstExport?: () => void;
 }
 
 /** The connection of `channel` serving `target`, made on first use. */
-export function connectionFor(channel: ReplyChannel, target: object, options: ResolvedServerOptions, hooks?: ChannelHooks): Connection {
+export function connectionFor(
+  channel: ReplyChannel,
+  target: object,
+  options: ResolvedServerOptions,
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
+): Connection {
   let conn = connections.get(channel);
   if (conn) return conn;
+  const hooks = hooksOf?.(channel);
   const { limits } = options;
   const label = labelOf(target);
   const env = (target as { env?: unknown }).env;
@@ -134,7 +142,7 @@ export function connectionFor(channel: ReplyChannel, target: object, options: Re
   conn = new Connection(channel, {
     limits,
     key: channel,
-    exports: new ExportTable(limits.maxExports, `The connection to ${label}`),
+    exports: new ExportTable(limits.maxExports, `The connection to ${label}`, hooks?.onFirstExport),
     caller: (c) => {
       const caller = new Caller({
         timeout: options.callTimeout,
@@ -180,9 +188,9 @@ export function dispatchFrame(
   target: object,
   options: ResolvedServerOptions,
   channel: ReplyChannel,
-  hooks?: ChannelHooks,
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
 ): boolean {
-  return connectionFor(channel, target, options, hooks).receive(data);
+  return connectionFor(channel, target, options, hooksOf).receive(data);
 }
 
 /**

@@ -11,7 +11,15 @@
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
 import { currentCall } from "./callee.js";
-import { channelClosed, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import {
+  type ChannelHooks,
+  channelClosed,
+  dispatchFrame,
+  existingConnection,
+  resolveServerOptions,
+  type ResolvedServerOptions,
+  type RpcServerOptions,
+} from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -26,6 +34,41 @@ export interface RpcAttachment {
   connectedAt: number;
   /** What `options.identify` returned for the upgrade request, if anything. */
   identity?: unknown;
+  /**
+   * Set when the object first handed out a reference (stub) on this socket: which incarnation of
+   * the object did. A later incarnation (after eviction) knows those references are gone.
+   */
+  refs?: string;
+}
+
+/** This incarnation of the isolate's objects: references handed out by an earlier one are gone. */
+const INCARNATION = Math.random().toString(36).slice(2, 10);
+
+/** The hooks that let a socket's connection explain references lost to eviction. */
+function hooksFor(channel: unknown): ChannelHooks {
+  const ws = channel as WebSocket;
+  return {
+    lostBefore: () => {
+      const refs = readAttachment(ws)?.refs;
+      return refs !== undefined && refs !== INCARNATION;
+    },
+    onFirstExport: () => {
+      const attachment = readAttachment(ws);
+      if (!attachment || attachment.refs === INCARNATION) return;
+      attachment.refs = INCARNATION;
+      if (!liveAttachments.has(ws)) ws.serializeAttachment(attachment);
+    },
+  };
+}
+
+function readAttachment(ws: WebSocket): RpcAttachment | undefined {
+  const live = liveAttachments.get(ws);
+  if (live) return live;
+  try {
+    return (ws.deserializeAttachment() as RpcAttachment | null) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -187,7 +230,7 @@ function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerO
   server.accept();
   liveAttachments.set(server, attachment);
   server.addEventListener("message", (event) => {
-    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server)) {
+    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server, hooksFor)) {
       closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
     }
   });
@@ -234,7 +277,30 @@ export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
 
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
 function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
-  return dispatchFrame(message, target, resolveServerOptions(options), ws);
+  return dispatchFrame(message, target, resolveServerOptions(options), ws, hooksFor);
+}
+
+/** What one socket's connection holds right now; see {@link rpcSocketInfo}. */
+export interface RpcSocketInfo {
+  /** Objects and functions the object handed this client by reference, not yet released. */
+  exports: number;
+  /** The client's functions and objects the object holds (callbacks kept with `dup()` included). */
+  imports: number;
+  /** Calls from this client that are running or waiting to run. */
+  running: number;
+  /** Calls the object made to this client that wait for its reply. */
+  waiting: number;
+}
+
+/**
+ * What dorpc holds in memory for socket `ws` (references handed out or kept, calls in progress),
+ * or `undefined` when it holds nothing for it (no message since the object started, or closed).
+ * For diagnostics and tests: a count that only grows is a leak of stubs nobody disposes.
+ */
+export function rpcSocketInfo(ws: WebSocket): RpcSocketInfo | undefined {
+  const conn = existingConnection(ws);
+  if (!conn) return undefined;
+  return { exports: conn.exports.size, imports: conn.imports.size, running: conn.callee.size, waiting: conn.caller.pending.size };
 }
 
 function closeQuietly(ws: WebSocket, code: number, reason: string): void {

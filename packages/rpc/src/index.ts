@@ -40,4 +40,16 @@ export type { ConnectionState, ReconnectOptions, HeartbeatOptions } from "./sess
 export type { CallOptions } from "./proxy.js";
 
 /** Client types: what `createRpcClient<T>` exposes. */
-export type { RpcClient, RpcPromise, RpcStub, Remote, Arrived, Param, Params, Pipeline, Sendable, ReservedMember, StubMember } from "./types.js";
+export type {
+  RpcClient,
+  RpcPromise,
+  RpcStub,
+  Remote,
+  Arrived,
+  Param,
+  Params,
+  Pipeline,
+  Sendable,
+  ReservedMember,
+  StubMember,
+} from "./types.js";

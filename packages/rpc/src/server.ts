@@ -14,6 +14,8 @@ export {
   handleRpcRequest,
   handleRpcMessage,
   handleRpcClose,
+  rpcSocketInfo,
+  type RpcSocketInfo,
   RPC_SOCKET_TAG,
   type RpcAttachment,
 } from "./durable-object.js";
