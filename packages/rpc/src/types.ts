@@ -49,6 +49,11 @@ type Uncloneable = WeakMap<object, unknown> | WeakSet<object> | WeakRef<object> 
 
 declare const PENDING: unique symbol;
 declare const STUB: unique symbol;
+/** Type-level only: a client's topics (see `subscribe`). */
+export declare const TOPICS: unique symbol;
+
+/** The topics a Durable Object class declares (`RpcDurableObject<Env, Client, Topics>`). */
+export type TopicsOf<T> = InstanceOf<T> extends { readonly __dorpcTopics?: infer X } ? X : Record<never, never>;
 
 /**
  * `T` when values of type `T` can cross the wire by value, otherwise `never`. (Functions and
@@ -215,4 +220,5 @@ export type Params<A> = A extends readonly unknown[] ? { [I in keyof A]: Param<A
  * The client for a Durable Object of class (or instance type) `T`: every public method and
  * getter as a member returning an `RpcPromise`, plus `Symbol.dispose` / `Symbol.asyncDispose`.
  */
-export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable & AsyncDisposable;
+export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable &
+  AsyncDisposable & { readonly [TOPICS]?: TopicsOf<T> };
