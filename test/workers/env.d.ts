@@ -7,6 +7,7 @@ declare namespace Cloudflare {
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
     LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
     COMPOSER: DurableObjectNamespace<import("./compose-objects.js").Composer>;
+    ROOM: DurableObjectNamespace<import("./push-objects.js").Room>;
     SECRET: string;
   }
 }
