@@ -18,7 +18,7 @@ export interface RoomTopics {
 }
 
 export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
-  static override rpcOptions = {
+  static rpcOptions = {
     identify: (request: Request) => ({
       name: new URL(request.url).searchParams.get("name") ?? "anon",
       team: new URL(request.url).searchParams.get("team") ?? "none",
