@@ -1,27 +1,27 @@
 /**
- * Reliability end to end (issue #6): Node clients over real WebSockets against `wrangler dev`
- * running test/reliability/wrangler.toml, with real faults — wrangler stopped and started again
- * on the same port mid-call (storage persisted with --persist-to), and sockets closed by the
- * Durable Object at random points under load.
+ * Reliability end to end (issues 6 and 12): Node clients over real WebSockets against
+ * `wrangler dev` running test/reliability/wrangler.toml, with real faults — wrangler stopped and
+ * started again on the same port mid-call (storage persisted with --persist-to), sockets closed
+ * by the Durable Object at random points under load, and calls whose answer is lost after they
+ * ran (the object closes the caller's socket before the answer leaves).
  *
- * The load ledger: every client increments through `incrementOnce(opId)`, which applies each
- * opId at most once (a SQLite primary key). Calls are made `idempotent` (re-sent after a
- * reconnect), and a call that still fails (DISCONNECTED after its retries, TIMEOUT) is retried
- * by the client with the *same* opId until it succeeds. So every op ends confirmed exactly once
- * on the client, and the object's set of applied opIds must equal the union of its clients'
- * confirmed opIds: nothing lost (every confirmed op is stored) and nothing doubled (the count
- * equals the number of distinct ops, however many times an op was delivered).
+ * Exactly once (the default): a call cut by any of these is resent on the next connection and
+ * answered from the object's delivery record if it ran, or run if it did not. The ledger: plain,
+ * non-idempotent `increment()` calls, no application-level retry; every call must resolve once,
+ * none with DISCONNECTED, and each object's counter must equal the number of calls its clients
+ * made — nothing lost, nothing doubled.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRpcClient, rpcConnection, type RpcError, withCallOptions, type RpcClient } from "@dorpc/rpc";
+import { createRpcClient, rpcConnection, type RpcError, type RpcClient } from "@dorpc/rpc";
 import { startWranglerDev, type WranglerDev } from "../support/wrangler-dev.js";
 
 /** Reliable's API (test/reliability/worker.ts), restated so this Node test needs no workerd types. */
 interface Reliable {
   increment(by?: number): number;
+  incrementThenDrop(by?: number): number;
   getValue(): number;
   incrementOnce(opId: string): number;
   ledger(): { applied: number; runs: number; ops: string[] };
@@ -93,7 +93,7 @@ function tracked<T>(promise: Promise<T>) {
 }
 
 describe("wrangler dev restart mid-call", () => {
-  it("every in-flight call settles exactly once (DISCONNECTED), the client reconnects and later calls succeed", async () => {
+  it("every in-flight call settles exactly once with its result; the count is exact after the restart", async () => {
     const instance = `restart-${Date.now()}`;
     await using client = createRpcClient<Reliable>("RELIABLE", instance, {
       baseUrl: dev.baseUrl,
@@ -105,65 +105,58 @@ describe("wrangler dev restart mid-call", () => {
     connection.onStateChange((state) => states.push(state));
     expect(await client.increment(3)).toBe(3);
 
-    // In flight when wrangler goes away: a long call, a plain call queued behind it on the
-    // server (sequential ordering), and an idempotent read.
-    const long = tracked(client.sleep(20_000).then((value) => value)); // `then` sends it now
-    const plain = tracked(client.increment().then((value) => value));
-    const idem = tracked(withCallOptions(client.getValue(), { idempotent: true }));
+    // In flight when wrangler goes away: a long call, and a plain increment queued behind it on
+    // the server (sequential ordering).
+    const long = tracked(client.sleep(1_500));
+    const plain = tracked(client.increment());
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(connection.pendingCalls).toBe(3);
+    expect(connection.pendingCalls).toBe(2);
 
     const port = dev.port;
     await dev.stop();
-    await Promise.all([long.done, plain.done]);
-    for (const call of [long, plain]) {
-      expect(call.fulfilled + call.rejected).toBe(1);
-      expect((call.error as RpcError).code).toBe("DISCONNECTED");
-    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(connection.state).toBe("reconnecting");
     // Calls made while the server is down wait for the next connection.
-    const whileDown = tracked(client.increment(10).then((value) => value));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(connection.state).toBe("reconnecting");
+    const whileDown = tracked(client.increment(10));
+    expect(long.fulfilled + long.rejected + plain.fulfilled + plain.rejected).toBe(0); // waiting to be resent
 
     dev = await start(port);
     await connection.waitForOpen();
-    await Promise.all([idem.done, whileDown.done]);
-    expect(idem).toMatchObject({ fulfilled: 1, rejected: 0 });
-    expect(whileDown).toMatchObject({ fulfilled: 1, rejected: 0 });
-    // The plain increment never reached the object (wrangler went down while it waited behind
-    // the long call) or ran before the stop: either way it was not replayed.
-    const value = await client.getValue();
-    expect([13, 14]).toContain(value);
-    expect(whileDown.value).toBe(value);
-    expect(idem.value).toBe(value - 10);
-    expect(await client.increment()).toBe(value + 1);
+    await Promise.all([long.done, plain.done, whileDown.done]);
+    expect(long).toMatchObject({ fulfilled: 1, rejected: 0, value: "slept" });
+    expect(plain).toMatchObject({ fulfilled: 1, rejected: 0, value: 4 });
+    expect(whileDown).toMatchObject({ fulfilled: 1, rejected: 0, value: 14 });
+    expect(await client.getValue()).toBe(14);
     expect(states[0]).toBe("connecting");
     expect(states.slice(1, 3)).toEqual(["open", "reconnecting"]);
     expect(states.at(-1)).toBe("open");
   });
 });
 
+/** Calls per client in the ledger: 200 in `npm test`, `LEDGER_CALLS=1000` for the full run (docs/reliability.md). */
+const LEDGER_CALLS = Number(process.env.LEDGER_CALLS ?? 200);
+
 describe("load ledger under faults", () => {
-  it("≥ 50 clients × ≥ 1,000 increments over 8 objects, with sockets cut at random: nothing lost, nothing doubled", async () => {
+  it(`50 clients × ${LEDGER_CALLS} plain increments over 8 objects, sockets cut at random, answers lost after runs, one wrangler restart: every call resolves once, none DISCONNECTED, the counts are exact`, async () => {
     const CLIENTS = 50;
-    const CALLS = 1_000;
+    const CALLS = LEDGER_CALLS;
     const OBJECTS = 8;
     const WINDOW = 8; // calls in flight per client
+    const LOST_ANSWER_EVERY = 50; // every 50th call makes the object drop its answer on purpose
     const run = Date.now().toString(36);
     const objectName = (k: number) => `ledger-${run}-${k}`;
 
-    const confirmed: Set<string>[] = Array.from({ length: OBJECTS }, () => new Set());
-    let appRetries = 0;
-    let timeouts = 0;
-    let reconnects = 0;
+    const made = new Array<number>(OBJECTS).fill(0);
     let completed = 0;
+    let lostOnPurpose = 0;
+    let reconnects = 0;
+    const failures: string[] = [];
     const clients: RpcClient<Reliable>[] = [];
     for (let i = 0; i < CLIENTS; i++) {
       const client = createRpcClient<Reliable>("RELIABLE", objectName(i % OBJECTS), {
         baseUrl: dev.baseUrl,
         reconnect: RECONNECT,
-        timeout: 60_000,
+        timeout: 120_000,
         connectTimeout: CONNECT_TIMEOUT,
       });
       rpcConnection(client).onStateChange((state) => {
@@ -172,29 +165,22 @@ describe("load ledger under faults", () => {
       clients.push(client);
     }
 
-    async function applyOnce(client: RpcClient<Reliable>, object: number, opId: string): Promise<void> {
-      for (;;) {
-        try {
-          await withCallOptions(client.incrementOnce(opId), { idempotent: true, retries: 20, timeout: 15_000 });
-          confirmed[object]!.add(opId);
-          completed++;
-          return;
-        } catch (error) {
-          const code = (error as RpcError).code;
-          if (code !== "DISCONNECTED" && code !== "TIMEOUT") throw error;
-          if (code === "TIMEOUT") timeouts++;
-          appRetries++; // same opId again: applied at most once however often it arrives
-        }
-      }
-    }
-
     async function drive(i: number): Promise<void> {
       const client = clients[i]!;
       let next = 0;
       const lane = async () => {
         while (next < CALLS) {
           const n = next++;
-          await applyOnce(client, i % OBJECTS, `c${i}-${n}`);
+          made[i % OBJECTS]!++;
+          try {
+            if (n % LOST_ANSWER_EVERY === LOST_ANSWER_EVERY - 1) {
+              lostOnPurpose++;
+              await client.incrementThenDrop();
+            } else await client.increment();
+            completed++;
+          } catch (error) {
+            failures.push(`${(error as RpcError).code}: ${(error as Error).message}`);
+          }
         }
       };
       await Promise.all(Array.from({ length: WINDOW }, lane));
@@ -204,7 +190,6 @@ describe("load ledger under faults", () => {
     // other sockets (1011) — clients lose their connection at random points of their run.
     let chaosOn = true;
     let socketsCut = 0;
-    let chaosCalls = 0;
     const chaosClients = Array.from({ length: OBJECTS }, (_, k) =>
       createRpcClient<Reliable>("RELIABLE", objectName(k), {
         baseUrl: dev.baseUrl,
@@ -220,22 +205,16 @@ describe("load ledger under faults", () => {
         const k = Math.floor(Math.random() * OBJECTS);
         try {
           socketsCut += await chaosClients[k]!.dropOthers(1 + Math.floor(Math.random() * 3));
-          chaosCalls++;
         } catch {
           // the chaos client's own connection may be down (restart): skip this round
         }
       }
     })();
 
-    // Optionally (LEDGER_RESTART=1) one restart of wrangler dev once ~40% of the calls are done.
-    // Off by default: under this load the restarted wrangler serves the clients again within
-    // seconds, but startWranglerDev's readiness probe (a fetch to /__ready) did not resolve
-    // within the test's time bound (see docs/reliability.md). The restart with calls in flight
-    // is covered by the test above.
+    // One restart of wrangler dev once ~40% of the calls are done.
     let restarts = 0;
     let downMs = 0;
     const restarter = (async () => {
-      if (process.env.LEDGER_RESTART !== "1") return;
       while (completed < CLIENTS * CALLS * 0.4) await new Promise((resolve) => setTimeout(resolve, 50));
       const result = await restart();
       downMs = result.downMs;
@@ -246,7 +225,7 @@ describe("load ledger under faults", () => {
     const progress = setInterval(() => {
       const open = clients.filter((client) => rpcConnection(client).state === "open").length;
       console.log(
-        `ledger progress: ${completed} done, ${open}/${CLIENTS} open, ${reconnects} reconnects, ${appRetries} app retries (${timeouts} timeouts), ${socketsCut} cut, ${restarts} restarts, ${((Date.now() - began) / 1000).toFixed(0)} s`,
+        `ledger progress: ${completed} done, ${open}/${CLIENTS} open, ${reconnects} reconnects, ${socketsCut} cut, ${restarts} restarts, ${((Date.now() - began) / 1000).toFixed(0)} s`,
       );
     }, 5_000);
     await Promise.all(clients.map((_, i) => drive(i))).finally(() => clearInterval(progress));
@@ -254,46 +233,29 @@ describe("load ledger under faults", () => {
     chaosOn = false;
     await Promise.all([chaos, restarter]);
 
-    // The ledger: per object, the applied set equals the confirmed set, and the count matches.
-    let applied = 0;
-    let runs = 0;
+    expect(failures, "calls that did not resolve with their result").toEqual([]);
+    expect(completed).toBe(CLIENTS * CALLS);
     for (let k = 0; k < OBJECTS; k++) {
-      const ledger = await chaosClients[k]!.ledger();
-      const expected = confirmed[k]!;
-      expect(ledger.ops.length).toBe(ledger.applied);
-      expect(ledger.applied, `object ${k}`).toBe(expected.size);
-      const stored = new Set(ledger.ops);
-      expect(stored.size).toBe(ledger.ops.length);
-      const missing = [...expected].filter((op) => !stored.has(op));
-      const extra = ledger.ops.filter((op) => !expected.has(op));
-      expect(missing, "confirmed ops the object does not have (lost)").toEqual([]);
-      expect(extra, "ops the object applied that no client confirmed").toEqual([]);
-      applied += ledger.applied;
-      runs += ledger.runs;
+      expect(await chaosClients[k]!.getValue(), `object ${k}: its counter against the calls its clients made`).toBe(made[k]);
     }
-    expect(applied).toBe(CLIENTS * CALLS);
-    if (process.env.LEDGER_RESTART === "1") expect(restarts).toBe(1);
+    expect(restarts).toBe(1);
 
     const figures = {
       clients: CLIENTS,
       objects: OBJECTS,
       callsPerClient: CALLS,
       inFlightPerClient: WINDOW,
-      confirmedIncrements: applied,
-      deliveries: runs,
-      duplicateDeliveriesAbsorbed: runs - applied,
+      increments: completed,
+      answersLostOnPurpose: lostOnPurpose,
       socketsCutByChaos: socketsCut,
-      chaosRounds: chaosCalls,
       wranglerRestarts: restarts,
       restartDowntimeMs: downMs,
       reconnects,
-      appLevelRetries: appRetries,
-      timeouts,
       durationS: Number(seconds.toFixed(1)),
-      callsPerSecond: Math.round(applied / seconds),
+      callsPerSecond: Math.round(completed / seconds),
     };
     console.log(`reliability ledger: ${JSON.stringify(figures, null, 2)}`);
 
     for (const client of [...clients, ...chaosClients]) client[Symbol.dispose]();
-  }, 170_000);
+  }, 300_000);
 });

@@ -14,11 +14,17 @@ import { Service } from "./service.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A client of `Service` over the fault transport. At-most-once by default (`exactlyOnce: false`):
+ * this file specifies what a client promises when no delivery record answers its resends; the
+ * exactly-once behaviour is in exactly-once.node.test.ts.
+ */
 function setup(options: Omit<RpcClientOptions, "transport"> = {}, serverOptions?: RpcServerOptions) {
   const service = new Service();
   const faults = faulty(service, serverOptions);
   const client = createRpcClient<Service>("SERVICE", "one", {
     heartbeat: false,
+    exactlyOnce: false,
     ...options,
     reconnect: options.reconnect ?? { initialDelay: 10, maxDelay: 80 },
     transport: faults.factory,
@@ -502,7 +508,7 @@ describe("close codes surface as clear messages", () => {
     t.faults.last.peerClose(1001, "deploy");
     const error = await rpcFailure(call, "DISCONNECTED");
     expect(error.message).toBe(
-      "The Durable Object behind SERVICE/one went away (1001: deploy), e.g. it was reset or redeployed, before the reply arrived.",
+      "The Durable Object behind SERVICE/one went away (1001: deploy), e.g. it was reset or redeployed, before the reply arrived. The call had been sent, so it may have run.",
     );
   });
 
@@ -534,7 +540,9 @@ describe("close codes surface as clear messages", () => {
     await vi.waitFor(() => expect(t.service.gates).toHaveLength(1));
     t.faults.last.peerClose(1011, "internal");
     const error = await rpcFailure(call, "DISCONNECTED");
-    expect(error.message).toBe("The connection to SERVICE/one closed (code 1011: internal) before the reply arrived.");
+    expect(error.message).toBe(
+      "The connection to SERVICE/one closed (code 1011: internal) before the reply arrived. The call had been sent, so it may have run.",
+    );
   });
 });
 

@@ -109,10 +109,12 @@ describe("hibernation and eviction", () => {
   });
 });
 
-describe("resets mid-call", () => {
+// At most once: what a client promises when it does not resend (exactlyOnce: false). The
+// default, exactly once, is below.
+describe("resets mid-call (exactlyOnce: false)", () => {
   it("abortAllDurableObjects() while a call is in flight: DISCONNECTED, then the next call reconnects and works", async () => {
     const name = unique("abort-all");
-    using c = connect<Reliable>(name);
+    using c = connect<Reliable>(name, { exactlyOnce: false });
     expect(await c.client.increment(2)).toBe(2);
     const slow = go(c.client.sleep(5_000));
     await sleep(50);
@@ -126,8 +128,8 @@ describe("resets mid-call", () => {
 
   it("ctx.abort() inside a method: that call and other in-flight calls get DISCONNECTED; the object recovers", async () => {
     const name = unique("ctx-abort");
-    using a = connect<Reliable>(name);
-    using b = connect<Reliable>(name);
+    using a = connect<Reliable>(name, { exactlyOnce: false });
+    using b = connect<Reliable>(name, { exactlyOnce: false });
     expect(await a.client.increment()).toBe(1);
     const bystander = go(b.client.sleep(5_000));
     await sleep(50);
@@ -141,7 +143,7 @@ describe("resets mid-call", () => {
 
   it("a sent call is not replayed after the reset; an idempotent one is", async () => {
     const name = unique("abort-replay");
-    using c = connect<Reliable>(name);
+    using c = connect<Reliable>(name, { exactlyOnce: false });
     await c.client.getValue();
     const plain = go(c.client.logAfter("plain", 5_000));
     await sleep(50);
@@ -156,11 +158,57 @@ describe("resets mid-call", () => {
 
   it("the object's own socket close (1011) mid-call: DISCONNECTED naming the code, then reconnects", async () => {
     const name = unique("drop-me");
-    using c = connect<Reliable>(name);
+    using c = connect<Reliable>(name, { exactlyOnce: false });
     await c.client.increment();
     const error = await rpcFailure(c.client.dropMe(), "DISCONNECTED");
     expect(error.message).toContain("1011");
     expect(await c.client.increment()).toBe(2);
+  });
+});
+
+describe("exactly once across drops, resets and evictions (the default)", () => {
+  it("a call that ran and wrote, whose answer was lost with its socket, is answered from the record after the reconnect: it ran once", async () => {
+    const name = unique("answer-lost");
+    using c = connect<Reliable>(name);
+    expect(await c.client.increment()).toBe(1);
+    expect(await c.client.incrementThenDrop()).toBe(2);
+    expect(await c.client.getValue()).toBe(2);
+    expect(c.transport.attempts).toHaveLength(2);
+    expect(c.transport.attempts[0]!.closed?.[0]).toBe(1011);
+  });
+
+  it("evicted between the run and the resend: the record is in storage, the new instance answers from it", async () => {
+    const name = unique("evict-between");
+    using c = connect<Reliable>(name, { reconnect: { initialDelay: 300, maxDelay: 300, jitter: 0 } });
+    expect(await c.client.increment()).toBe(1);
+    const lost = go(c.client.incrementThenDrop());
+    await vi.waitFor(() => expect(c.transport.attempts[0]!.closed).toBeDefined(), { timeout: 3000, interval: 5 });
+    await evictDurableObject(env.RELIABLE.getByName(name)); // before the client is back (300 ms)
+    expect(await lost).toBe(2);
+    expect(await c.client.getValue()).toBe(2);
+    expect(await c.client.constructions()).toBe(2);
+  });
+
+  it("a resend of a call still running waits for it: one run, one answer", async () => {
+    const name = unique("still-running");
+    using c = connect<Reliable>(name, { reconnect: { initialDelay: 5, maxDelay: 5, jitter: 0 } });
+    await c.client.getValue();
+    const slow = go(c.client.countedSleep("slow", 300));
+    await sleep(50);
+    c.transport.attempts[0]!.socket!.close(1000, "test: client side drop"); // the object keeps running the call
+    expect(await slow).toBe(1);
+    expect(await c.client.runsOf("slow")).toBe(1);
+  });
+
+  it("abortAllDurableObjects() mid-call: the call never finished, so nothing was recorded and its resend runs it again (the documented limit for a method that writes before an await)", async () => {
+    const name = unique("abort-resend");
+    using c = connect<Reliable>(name);
+    await c.client.getValue();
+    const slow = go(c.client.countedSleep("reset", 200));
+    await sleep(50);
+    await abortAllDurableObjects();
+    expect(await slow).toBe(2); // the first run's storage write survived; the call ran again after the reset
+    expect(await c.client.runsOf("reset")).toBe(2);
   });
 });
 
@@ -233,21 +281,21 @@ describe("heartbeat auto-response", () => {
   it("answers \\u001eP with \\u001eQ without invoking webSocketMessage, also while hibernated", async () => {
     const name = unique("heartbeat");
     using c = connect<Reliable>(name);
-    expect(await c.client.messageCount()).toBe(1); // counts itself
+    expect(await c.client.messageCount()).toBe(2); // the client's Hello, then this call
     const socket = c.transport.attempts[0]!.socket!;
     for (let i = 0; i < 3; i++) {
       const pong = nextText(socket, (data) => data === "\u001eQ");
       socket.send("\u001eP");
       expect(await pong).toBe("\u001eQ");
     }
-    expect(await c.client.messageCount()).toBe(2); // the pings never reached webSocketMessage
+    expect(await c.client.messageCount()).toBe(3); // the pings never reached webSocketMessage
 
     await evictDurableObject(env.RELIABLE.getByName(name));
     const pong = nextText(socket, (data) => data === "\u001eQ");
     socket.send("\u001eP");
     expect(await pong).toBe("\u001eQ");
     expect(await c.client.constructions()).toBe(2); // only this call woke the object
-    expect(await c.client.messageCount()).toBe(4);
+    expect(await c.client.messageCount()).toBe(5);
   });
 
   it("the client's own heartbeat keeps a hibernated connection open without waking the object", async () => {
@@ -259,6 +307,6 @@ describe("heartbeat auto-response", () => {
     expect(rpcConnection(c.client).state).toBe("open");
     expect(c.transport.attempts).toHaveLength(1);
     expect(await c.client.constructions()).toBe(2);
-    expect(await c.client.messageCount()).toBe(3); // increment, constructions, this one
+    expect(await c.client.messageCount()).toBe(4); // Hello, increment, constructions, this one
   });
 });

@@ -11,7 +11,7 @@ import { HEARTBEAT_PING } from "../../packages/rpc/src/envelopes.js";
 import { RpcError } from "../../packages/rpc/src/errors.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "../../packages/rpc/src/transport.js";
-import { pairWith, type Paired, type PairedConnection } from "../support/paired-transport.js";
+import { type PairOptions, pairWith, type Paired, type PairedConnection } from "../support/paired-transport.js";
 
 export interface FaultConnection {
   /** The underlying paired connection (frames, cut, hold/release). */
@@ -39,12 +39,17 @@ export interface Faults {
   bufferedAmount: number;
   /** Pings the client sent. */
   pings: number;
+  /**
+   * The next this many reply frames from the object are lost with their connection: the object
+   * ran the calls, the connection drops before the client hears the answers.
+   */
+  cutOnReply: number;
   /** The newest connection. */
   readonly last: FaultConnection;
 }
 
-export function faulty(target: object, serverOptions?: RpcServerOptions): Faults {
-  const pair = pairWith(target, serverOptions);
+export function faulty(target: object, serverOptions?: RpcServerOptions, pairOptions?: PairOptions): Faults {
+  const pair = pairWith(target, serverOptions, pairOptions);
   const faults: Faults = {
     factory: undefined as never,
     pair,
@@ -55,6 +60,7 @@ export function faulty(target: object, serverOptions?: RpcServerOptions): Faults
     halfOpen: false,
     bufferedAmount: 0,
     pings: 0,
+    cutOnReply: 0,
     get last() {
       const last = faults.connections[faults.connections.length - 1];
       if (!last) throw new Error("no connection opened yet");
@@ -94,7 +100,13 @@ export function faulty(target: object, serverOptions?: RpcServerOptions): Faults
     };
     const wrapped: TransportHandler = {
       onMessage(data) {
-        if (!done) handler.onMessage(data);
+        if (done) return;
+        if (faults.cutOnReply > 0 && typeof data === "string" && data.startsWith("\u001eR")) {
+          faults.cutOnReply--;
+          connection.paired.cut();
+          return;
+        }
+        handler.onMessage(data);
       },
       onClose(code, reason) {
         if (done) return;

@@ -156,6 +156,28 @@ export class Reliable extends RpcDurableObject<Env> {
     throw new Error("unreachable: ctx.abort() did not throw");
   }
 
+  /**
+   * Increments, then closes the caller's socket before the answer can leave: the call ran and
+   * wrote, and its answer is lost with the connection (the case exactly-once exists for).
+   */
+  incrementThenDrop(by = 1): number {
+    const value = this.increment(by);
+    rpcCaller()?.socket.close(1011, "reliability test: answer lost");
+    return value;
+  }
+
+  /** Sleeps `ms`, counting its runs under `tag` in storage (a second run would show). */
+  async countedSleep(tag: string, ms: number): Promise<number> {
+    const runs = (this.kv.get<number>(`runs:${tag}`) ?? 0) + 1;
+    this.kv.put(`runs:${tag}`, runs);
+    await scheduler.wait(ms);
+    return runs;
+  }
+
+  runsOf(tag: string): number {
+    return this.kv.get<number>(`runs:${tag}`) ?? 0;
+  }
+
   /** Closes the caller's own socket with 1011 (the call gets no reply). */
   dropMe(): void {
     rpcCaller()?.socket.close(1011, "reliability test: dropMe");

@@ -4,6 +4,7 @@
  */
 import type { RpcTransport, TransportFactory, TransportHandler } from "../../packages/rpc/src/index.js";
 import type { Connection } from "../../packages/rpc/src/connection.js";
+import type { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import {
   channelClosed,
   dispatchFrame,
@@ -15,8 +16,10 @@ import {
 type Frame = string | Uint8Array;
 
 export interface PairedConnection {
-  /** Frames the client sent, in order (after release). */
+  /** Frames the client sent, in order (after release), except its Hello (see `hellos`). */
   readonly sentByClient: Frame[];
+  /** The Hello frames the client sent (one per connection: its session id). */
+  readonly hellos: string[];
   /** Frames the server sent, in order. */
   readonly sentByServer: Frame[];
   /** Close frames the server issued: [code, reason]. */
@@ -41,9 +44,19 @@ export interface Paired {
   failNextOpen: boolean;
 }
 
+/** What the paired "object" keeps besides its target. */
+export interface PairOptions {
+  /** A delivery record (exactly-once) for the object, as workerd's SQLite storage would hold. */
+  records?: DeliveryRecord;
+}
+
 /** Pairs a client with `target` served by the real dispatcher. Frames cross asynchronously. */
-export function pairWith(target: object, options?: RpcServerOptions): Paired {
+export function pairWith(target: object, options?: RpcServerOptions, pair: PairOptions = {}): Paired {
   const resolved = resolveServerOptions(options);
+  const records = pair.records;
+  const hooks = records
+    ? () => ({ records, onHello: (session: string, resending: boolean) => records.hello(session, resending) })
+    : undefined;
   const paired: Paired = { factory: undefined as never, connections: [], failNextOpen: false };
   paired.factory = (handler: TransportHandler): RpcTransport => {
     let closed = false;
@@ -66,14 +79,16 @@ export function pairWith(target: object, options?: RpcServerOptions): Paired {
       },
     };
     const deliver = (frame: Frame) => {
-      conn.sentByClient.push(frame);
+      if (typeof frame === "string" && frame.startsWith("\u001eH")) conn.hellos.push(frame);
+      else conn.sentByClient.push(frame);
       const data = typeof frame === "string" ? frame : frame.slice().buffer;
       setTimeout(() => {
-        if (!closed) dispatchFrame(data, target, resolved, channel);
+        if (!closed) dispatchFrame(data, target, resolved, channel, hooks);
       }, 0);
     };
     const conn: PairedConnection = {
       sentByClient: [],
+      hellos: [],
       sentByServer: [],
       serverCloses: [],
       hold: false,
@@ -86,7 +101,7 @@ export function pairWith(target: object, options?: RpcServerOptions): Paired {
         finish(1006, "connection lost");
       },
       inject(data) {
-        dispatchFrame(data, target, resolved, channel);
+        dispatchFrame(data, target, resolved, channel, hooks);
       },
       server: () => existingConnection(channel),
     };

@@ -33,8 +33,8 @@ describe("testConnection", () => {
 });
 
 describe("dropConnection", () => {
-  it("the client sees an abnormal close at once, a call in flight fails, and the next call reconnects", async () => {
-    using counter = createTestClient(env.COUNTER, unique("drop"));
+  it("the client sees an abnormal close at once; with exactlyOnce: false a call in flight fails, and the next call reconnects", async () => {
+    using counter = createTestClient(env.COUNTER, unique("drop"), { exactlyOnce: false });
     expect(await counter.increment()).toBe(1);
     const inFlight = counter.sleep(200).then(
       () => "resolved",
@@ -50,6 +50,17 @@ describe("dropConnection", () => {
     const error = (await inFlight) as RpcError;
     expect(error).toBeInstanceOf(RpcError);
     expect(error.code).toBe("DISCONNECTED");
+    expect(await counter.increment()).toBe(2);
+    expect(testConnection(counter).attempts).toHaveLength(2);
+  });
+
+  it("by default (exactly once) a call in flight is resent after the drop and answers once", async () => {
+    using counter = createTestClient(env.COUNTER, unique("drop-resend"));
+    expect(await counter.increment()).toBe(1);
+    const inFlight = counter.sleep(100);
+    await vi.waitFor(async () => expect(await runInObject(counter, (object) => object.sleeping)).toBe(1));
+    dropConnection(counter);
+    expect(await inFlight).toBe(100);
     expect(await counter.increment()).toBe(2);
     expect(testConnection(counter).attempts).toHaveLength(2);
   });

@@ -589,8 +589,8 @@ describe("disconnects", () => {
     for (const c of counts) expect(c.reject).toBe(1);
   });
 
-  it("rejects in-flight calls with DISCONNECTED and sends the next call on a new connection (default reconnect)", async () => {
-    const { client, paired } = setup({ reconnect: { initialDelay: 0, jitter: 0 } });
+  it("rejects in-flight calls with DISCONNECTED and sends the next call on a new connection (default reconnect, exactlyOnce: false)", async () => {
+    const { client, paired } = setup({ reconnect: { initialDelay: 0, jitter: 0 }, exactlyOnce: false });
     using _ = client;
     const counts = countedCall(client);
     await settle();

@@ -21,7 +21,10 @@
  */
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
+import { methodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";
+
+const { hasOwn } = Object;
 
 /** How a server narrows (never widens) what chains may reach. */
 export interface AccessOptions {
@@ -92,6 +95,12 @@ const memberCache = new WeakMap<object, Map<string, Member | null>>();
  * and a change would only ever be seen on the next isolate.
  */
 export function findMember(target: object, name: string): Member | undefined {
+  // An own field holding a method made by rpcMethod: an explicit declaration, so reachable
+  // (other instance fields never are).
+  if (hasOwn(target, name)) {
+    const value = (target as Record<string, unknown>)[name];
+    if (methodSpec(value)) return { kind: "method", fn: value as Member["fn"] };
+  }
   const start = Object.getPrototypeOf(target) as object | null;
   if (start === null) return undefined;
   let cache = memberCache.get(start);
@@ -112,6 +121,11 @@ export function findMember(target: object, name: string): Member | undefined {
   }
   cache.set(name, found);
   return found ?? undefined;
+}
+
+/** The function a root member `name` resolves to (method or getter), if any. */
+export function memberFunction(target: object, name: string): Member["fn"] | undefined {
+  return findMember(target, name)?.fn;
 }
 
 /** The policy for one server, built once from its options. */

@@ -32,10 +32,14 @@ import {
   runSteps,
   type Step,
 } from "./chain.js";
-import { type DecodeContext, decodeContext, isJsonSafe, toRecords } from "./codec.js";
+import { type DecodeContext, decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
+import type { Decision } from "./delivery.js";
+import { readFrame, type WireFrame, writeFrame } from "./frame.js";
+import { methodSpec } from "./rpc-method.js";
+import { memberFunction } from "./access.js";
 import type { Connection } from "./connection.js";
 import { CallFlags, ExportKind, FrameKind, RefRecord, ReplyStatus, type WireRecord } from "./envelopes.js";
-import { RpcError } from "./errors.js";
+import { RPC_ERROR_CODES, RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
 import { RpcTarget } from "./rpc-target.js";
@@ -57,6 +61,16 @@ export interface CalleeConfig {
   isPlatformState(value: unknown): boolean;
   /** A notification (no reply) failed: nobody else will hear of it. */
   onNotificationError(error: unknown): void;
+  /** The object's delivery record (exactly-once), when it keeps one. */
+  readonly records?: Records;
+}
+
+/** What the callee needs of the delivery record (delivery.ts). */
+export interface Records {
+  decide(session: string, id: number, flags: number, recorded: boolean, expiredSession: boolean): Decision;
+  started(session: string, id: number): void;
+  save(session: string, id: number, frame: WireFrame, keep: boolean): void;
+  release(session: string, id: number): void;
 }
 
 /** How a finished call ended. */
@@ -83,6 +97,11 @@ interface Incoming {
   cancelled: boolean;
   started: boolean;
   settled: boolean;
+  /** Kept in the delivery record when it answers (`keep`: with its answer, not just a marker). */
+  recorded: boolean;
+  keep: boolean;
+  /** The same call from an earlier connection is still running: decide again when it ends. */
+  gate: Promise<void> | undefined;
 }
 
 /** The call whose synchronous part is running right now, for `rpcCaller()` / `currentCall()`. */
@@ -245,6 +264,9 @@ export class Callee {
           cancelled: false,
           started: false,
           settled: false,
+          recorded: false,
+          keep: true,
+          gate: undefined,
         };
       } catch (error) {
         if (id === 0) continue;
@@ -258,10 +280,88 @@ export class Callee {
       if (id > 0) {
         this.running.set(id, call);
         (byId ??= new Map()).set(id, call);
+        if ((call.flags & CallFlags.Retry || this.config.records) && !this.admit(call)) continue;
       }
       parsed.push(call);
     }
     for (const call of parsed) this.schedule(call);
+  }
+
+  /**
+   * Checks a call against the delivery record before it runs. Returns false when it must not run
+   * here: answered from the record, or refused (it is then settled, for calls that pipeline on it).
+   */
+  private admit(call: Incoming): boolean {
+    const { records } = this.config;
+    const session = this.conn.session;
+    if (!records || !session) {
+      if (!(call.flags & CallFlags.Retry)) return true;
+      this.refuseCall(
+        call,
+        new RpcError(
+          "DISCONNECTED",
+          `Call ${call.id} was sent before the connection dropped; ${this.config.label} keeps no delivery record, so whether it ran cannot be known, and it was not run again.`,
+        ),
+      );
+      return false;
+    }
+    call.recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
+    const decision = records.decide(session, call.id, call.flags, call.recorded, this.conn.expiredSession);
+    switch (decision.kind) {
+      case "run":
+        if (decision.record) {
+          call.keep = this.keeps(call);
+          records.started(session, call.id);
+        } else call.recorded = false;
+        return true;
+      case "wait":
+        call.gate = decision.until;
+        return true;
+      case "replay":
+        this.replay(call, decision.frame);
+        return false;
+      case "refuse":
+        this.refuseCall(call, decision.error);
+        return false;
+    }
+  }
+
+  /** Answers `call` with the frame stored when it first ran, without running it again. */
+  private replay(call: Incoming, frame: WireFrame): void {
+    this.running.delete(call.id);
+    call.settled = true;
+    call.started = true;
+    this.conn.sendStored(frame);
+    // A later call of the frame may pipeline on it: give it the stored outcome.
+    call.outcome = storedOutcome(frame, this.config.limits);
+  }
+
+  private refuseCall(call: Incoming, error: RpcError): void {
+    this.running.delete(call.id);
+    call.settled = true;
+    call.started = true;
+    call.outcome = { ok: false, error: ownError(error) };
+    this.reply(call.id, failed(call.id, error), NO_BLOBS);
+  }
+
+  /**
+   * A call that reads only: no call step (getters must not write), or a root method declared
+   * `rpcMethod({ readOnly: true }, …)`. Its resends just run again.
+   */
+  private readOnly(call: Incoming): boolean {
+    const { steps } = call;
+    if (!steps.some((s) => typeof s !== "string")) return true;
+    return call.target === 0 && steps.length === 2 && typeof steps[0] === "string" && this.specOf(steps[0])?.readOnly === true;
+  }
+
+  private keeps(call: Incoming): boolean {
+    const first = call.steps[0];
+    return !(call.target === 0 && typeof first === "string" && this.specOf(first)?.record === false);
+  }
+
+  private specOf(name: string) {
+    const root = this.config.root;
+    return root ? methodSpec(memberFunction(root, name)) : undefined;
   }
 
   /** The earlier call of this frame with `id`, which a later call pipelines on. */
@@ -285,6 +385,18 @@ export class Callee {
 
   private start(call: Incoming): void {
     if (call.cancelled) return;
+    if (call.gate) {
+      // The same call is still running from an earlier connection: decide again when it ends.
+      const gate = call.gate;
+      call.gate = undefined;
+      if (this.config.sequential) this.active = call;
+      gate.then(() => {
+        if (this.active === call) this.active = undefined;
+        if (this.admit(call)) this.start(call);
+        else this.finishSkipped(call);
+      });
+      return;
+    }
     const pendingDep = call.deps?.find((d) => !d.settled);
     if (pendingDep) {
       // Pipelined on a call that is still running: start when it settles.
@@ -386,13 +498,16 @@ export class Callee {
     if (call.referenced) call.outcome = outcome;
     const waiters = call.waiters;
     call.waiters = undefined;
-    if (call.id > 0 && this.running.get(call.id) === call) {
-      this.running.delete(call.id);
-      if (!call.cancelled) {
-        const blobs: Uint8Array[] = [];
-        const json = outcome.ok ? this.ok(call.id, outcome.value, blobs) : this.threw(call.id, outcome.error, blobs);
-        this.reply(call.id, json, blobs);
-      }
+    const mine = call.id > 0 && this.running.get(call.id) === call;
+    if (mine) this.running.delete(call.id);
+    if ((mine && !call.cancelled) || call.recorded) {
+      // A recorded call is answered into the record even when its caller left: a resend on the
+      // next connection is answered from it.
+      const blobs: Uint8Array[] = [];
+      const json = outcome.ok ? this.ok(call.id, outcome.value, blobs) : this.threw(call.id, outcome.error, blobs);
+      if (call.recorded)
+        this.config.records!.save(this.conn.session!, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
+      if (mine && !call.cancelled) this.reply(call.id, json, blobs);
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
@@ -401,6 +516,14 @@ export class Callee {
       this.active = undefined;
       this.drain();
     }
+  }
+
+  /** A gated call that was answered from the record after all: the frame goes on. */
+  private finishSkipped(call: Incoming): void {
+    const waiters = call.waiters;
+    call.waiters = undefined;
+    if (waiters) for (const fn of waiters) fn();
+    this.drain();
   }
 
   /** Sequential ordering: start held calls until one goes async. */
@@ -423,7 +546,12 @@ export class Callee {
       this.running.delete(id);
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
-      if (!call.started) this.held = this.held.filter((c) => c !== call);
+      if (!call.started) {
+        this.held = this.held.filter((c) => c !== call);
+        // It never ran: a resend must be free to run it.
+        if (call.recorded) this.config.records!.release(this.conn.session!, call.id);
+        call.recorded = false;
+      }
       if (this.active === call) {
         this.active = undefined;
         this.drain();
@@ -438,6 +566,11 @@ export class Callee {
     for (const call of this.running.values()) {
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
+      if (!call.started && call.recorded) {
+        // It never ran: a resend on the next connection must be free to run it.
+        call.recorded = false;
+        this.config.records!.release(this.conn.session!, call.id);
+      }
     }
     this.running.clear();
   }
@@ -525,7 +658,36 @@ function refusedCall(id: number, error: RpcError): Incoming {
     cancelled: false,
     started: true,
     settled: true,
+    recorded: false,
+    keep: false,
+    gate: undefined,
   };
+}
+
+/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
+function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
+  try {
+    const parsed = readFrame(frame, limits);
+    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
+    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
+    const ctx = decodeContext(parsed.blobs, limits);
+    if (reply.length === 1) return { ok: true, value: undefined };
+    switch (reply[1]) {
+      case ReplyStatus.OkJson:
+      case ReplyStatus.OkRecords:
+        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
+      case ReplyStatus.Threw:
+        return { ok: false, error: fromRecords(reply[2], ctx) };
+      default:
+        return { ok: false, error: ownError(new RpcError(isRpcCode(reply[2]) ? reply[2] : "INTERNAL", String(reply[3]))) };
+    }
+  } catch (error) {
+    return { ok: false, error: ownError(asRpcError(error)) };
+  }
+}
+
+function isRpcCode(value: unknown): value is RpcError["code"] {
+  return typeof value === "string" && RPC_ERROR_CODES.includes(value as RpcError["code"]);
 }
 
 export function failed(id: number, error: RpcError): string {

@@ -60,6 +60,12 @@ export interface RpcClientOptions {
    * method that threw while handling a push. Default: `console.error`.
    */
   onError?: (error: unknown, what: string) => void;
+  /**
+   * `true` (default): a call whose connection drops before its answer is resent on the next
+   * connection; the object answers it from its delivery record, so it runs exactly once and the
+   * caller sees one result. `false`: such calls fail with `DISCONNECTED` (unless idempotent).
+   */
+  exactlyOnce?: boolean;
 }
 
 const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
@@ -161,6 +167,8 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (expose !== undefined && ((typeof expose !== "object" && typeof expose !== "function") || expose === null || proxyInfo(expose))) {
     throw new RpcError("BAD_OPTION", "expose must be an object whose methods the Durable Object may call.");
   }
+  const exactlyOnce = options.exactlyOnce ?? true;
+  if (typeof exactlyOnce !== "boolean") throw new RpcError("BAD_OPTION", `exactlyOnce must be true or false, got ${String(exactlyOnce)}.`);
   const onError = options.onError ?? ((error: unknown, what: string) => console.error(`dorpc: ${what} failed:`, error));
   if (typeof onError !== "function") throw new RpcError("BAD_OPTION", "onError must be a function.");
   const isPlain = expose !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(expose));
@@ -175,6 +183,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     connectTimeout,
     expose: { root: expose, rule: isPlain ? "expose" : "object", policy: new AccessPolicy(undefined, limits) },
     onError,
+    exactlyOnce,
   });
   return rootProxy(
     session.caller,

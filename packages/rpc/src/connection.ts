@@ -53,6 +53,13 @@ export interface ConnectionConfig {
   onUnreadable?(error: RpcError): void;
   /** Exports of this connection were lost before (the object was evicted): for error messages. */
   readonly lostBefore?: () => boolean;
+  /** The client session this connection carries, if known when it is made (after eviction). */
+  readonly session?: string;
+  /**
+   * A client said hello: returns whether its calls can be checked against the delivery record
+   * (false: the session expired while the client was away, so its resends are refused).
+   */
+  onHello?(session: string, resending: boolean): boolean;
 }
 
 export class Connection {
@@ -63,6 +70,10 @@ export class Connection {
   readonly exports: ExportTable;
   readonly key: object;
   private ended = false;
+  /** The client session whose calls arrive here (from its Hello), for the delivery record. */
+  session: string | undefined;
+  /** Its record expired while it was away: none of its resends can be answered. */
+  expiredSession = false;
   private cancels: number[] | undefined;
   private releases: [number, number][] | undefined;
 
@@ -71,6 +82,7 @@ export class Connection {
     private readonly config: ConnectionConfig,
   ) {
     this.key = config.key;
+    this.session = config.session;
     this.outbox = new Outbox((frame) => link.send(frame));
     this.exports = config.exports;
     this.imports = new ImportTable(config.limits.maxImports, (id, count) => this.release(id, count), this);
@@ -112,6 +124,13 @@ export class Connection {
       case FrameKind.Cancel:
         if (!Array.isArray(body) || !body.every(isCallId)) return this.protocol("a cancel frame's body must be an array of call ids.");
         this.callee.cancel(body as number[]);
+        return true;
+      case FrameKind.Hello:
+        if (!Array.isArray(body) || typeof body[0] !== "string" || !SESSION_ID.test(body[0])) {
+          return this.protocol("a hello frame's body must be [sessionId, resending].");
+        }
+        this.session = body[0];
+        this.expiredSession = this.config.onHello ? !this.config.onHello(body[0], body[1] === 1) : false;
         return true;
       case FrameKind.Ping:
         // Normally answered by the runtime's auto-response without waking the object; this
@@ -306,6 +325,19 @@ export class Connection {
     );
   }
 
+  /**
+   * Sends a frame stored earlier (a recorded reply, a stored event) after everything queued: a
+   * text frame joins the outbox, a binary one goes whole once the outbox is flushed.
+   */
+  sendStored(frame: WireFrame): void {
+    if (typeof frame === "string") {
+      this.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
+      return;
+    }
+    this.outbox.flush();
+    this.trySend(frame);
+  }
+
   private trySend(frame: WireFrame): void {
     try {
       this.link.send(frame);
@@ -341,6 +373,9 @@ export function closeReason(text: string): string {
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
   return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
 }
+
+/** A client session id: 16–64 characters of base64url. */
+const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
 function isCallId(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value > 0;

@@ -12,6 +12,8 @@ import { closeReason, Connection } from "./connection.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
+import type { Records } from "./callee.js";
+import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./delivery-options.js";
 import { ExportTable } from "./references.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
@@ -58,6 +60,13 @@ export interface RpcServerOptions {
    * Needs SQLite storage. Default: none.
    */
   topics?: Record<string, TopicOptions>;
+  /**
+   * Exactly-once delivery across reconnects (default on, with SQLite storage): the object records
+   * each call that ran and its answer, so a call a client resends after a dropped connection is
+   * answered from the record instead of running twice. `false` turns it off (calls cut by a drop
+   * then fail with DISCONNECTED); an object lets you tune the record (docs/reliability.md).
+   */
+  exactlyOnce?: boolean | DeliveryOptions;
 }
 
 /** Options after validation, with the derived policy. */
@@ -71,6 +80,7 @@ export interface ResolvedServerOptions {
   readonly hibernation: boolean;
   readonly callTimeout: number;
   readonly topics: ReadonlyMap<string, ResolvedTopic>;
+  readonly delivery: ResolvedDelivery | undefined;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -106,6 +116,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   out = Object.freeze({
     callTimeout,
     topics: resolveTopics(options?.topics),
+    delivery: resolveDelivery(options?.exactlyOnce),
     identify: options?.identify,
     hibernation: options?.hibernation !== false,
     sequential: ordering === "sequential",
@@ -134,6 +145,12 @@ export interface ChannelHooks {
   onFirstExport?: () => void;
   /** What the client's system calls (subscribe, unsubscribe) reach on this channel. */
   system?: object;
+  /** The client session of this channel, when known before its Hello (after eviction). */
+  session?: string;
+  /** A client said hello (see `ConnectionConfig.onHello`). */
+  onHello?: (session: string, resending: boolean) => boolean;
+  /** The object's delivery record. */
+  records?: Records;
 }
 
 /** The connection of `channel` serving `target`, made on first use. */
@@ -179,11 +196,14 @@ export function connectionFor(
       sequential: options.sequential,
       exposeErrorStack: options.exposeErrorStack,
       system: hooks?.system,
+      records: hooks?.records,
       isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
       onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
     },
     answerPings: true,
     lostBefore: hooks?.lostBefore,
+    session: hooks?.session,
+    onHello: hooks?.onHello,
   });
   connections.set(channel, conn);
   return conn;

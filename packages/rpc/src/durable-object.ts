@@ -32,7 +32,9 @@ import {
   readAttachment,
   removeLiveSocket,
   toAttachable,
+  writeAttachment,
 } from "./socket-state.js";
+import { deliveryOf } from "./delivery.js";
 import { publish, topicSystem } from "./topics.js";
 
 /** Who is calling: the attachment of the connection whose call is running. */
@@ -99,9 +101,18 @@ const channelHooks = new WeakMap<object, (channel: ReplyChannel) => ChannelHooks
 function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: ReplyChannel) => ChannelHooks {
   let hooks = channelHooks.get(target);
   if (!hooks) {
+    const records = deliveryOf(target, resolved.delivery);
     hooks = (channel) => {
+      const ws = channel as WebSocket;
       const base = hooksFor(channel);
-      if (resolved.topics.size > 0) base.system = topicSystem(target, channel as WebSocket, resolved.topics);
+      if (resolved.topics.size > 0) base.system = topicSystem(target, ws, resolved.topics);
+      base.records = records;
+      base.onHello = (session, resending) => {
+        // Kept with the socket: after eviction the new connection still knows whose calls arrive.
+        const attachment = readAttachment(ws);
+        if (attachment && attachment.session !== session) writeAttachment(ws, { ...attachment, session });
+        return records ? records.hello(session, resending) : true;
+      };
       return base;
     };
     channelHooks.set(target, hooks);

@@ -36,6 +36,12 @@ export const FrameKind = {
   Release: 0x58,
   /** The sender no longer waits for these calls it made: `[callId, …]`. "K" */
   Cancel: 0x4b,
+  /**
+   * Client → server, first on every connection: `[sessionId, resending]`. Names the client
+   * session the calls belong to (their delivery record), and says whether calls of an earlier
+   * connection follow as resends. "H"
+   */
+  Hello: 0x48,
   /** Client → server heartbeat, answered by the platform without waking the object. "P" */
   Ping: 0x50,
   /** Server → client heartbeat answer. "Q" */

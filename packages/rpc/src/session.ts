@@ -20,7 +20,7 @@ import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
 import type { AccessPolicy } from "./access.js";
-import { CloseCode, HEARTBEAT_PING } from "./envelopes.js";
+import { CloseCode, FrameKind, HEARTBEAT_PING } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -73,6 +73,17 @@ export interface SessionOptions {
   expose: { root: object | undefined; rule: RootRule; policy: AccessPolicy };
   /** A failure nobody else will see: a call nobody awaited, a push that threw. */
   onError: (error: unknown, what: string) => void;
+  /** Resend calls cut by a dropped connection, for the object to answer from its delivery record. */
+  exactlyOnce: boolean;
+}
+
+/** A random client session id: 128 bits, base64url. */
+function newSessionId(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  let text = "";
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
@@ -108,6 +119,10 @@ export class ClientSession implements TransportHandler {
   private everOpened = false;
   /** Topics this client subscribes to; resubscribed on every open connection. */
   readonly subscriptions: Subscriptions;
+  /** Names this session to the object (Hello frame): the key of its calls' delivery record. */
+  readonly sessionId = newSessionId();
+  /** Calls of a lost connection wait to be resent on the next one. */
+  private resending = false;
 
   constructor(private readonly options: SessionOptions) {
     this.exports = new ExportTable(options.limits.maxExports, "This client");
@@ -252,6 +267,9 @@ export class ClientSession implements TransportHandler {
         if (this.transport !== transport || this._state === "disposed") return;
         this.lastReceived = Date.now();
         this.everOpened = true;
+        // Hello first: the object must know whose calls follow (and whether some are resends).
+        conn.outbox.add(FrameKind.Hello, `${JSON.stringify(this.sessionId)},${this.resending ? 1 : 0}`);
+        this.resending = false;
         this.setState("open");
         this.armStable();
         this.armHeartbeat();
@@ -293,25 +311,39 @@ export class ClientSession implements TransportHandler {
         : disconnectMessage(this.options.label, code, reason),
       refused ? { cause: refused } : undefined,
     );
-    // Sent calls: reject (or queue again if idempotent). Queued calls stay queued.
+    // Sent calls: resend them on the next connection (answered from the object's delivery
+    // record, or run if they never ran); an idempotent call is simply sent again. When there
+    // will be no next connection, they fail, saying they may have run. Queued calls stay queued.
+    const resume = this.options.reconnect !== false && this.everOpened;
+    const refusedOurs = !refused && (code === CloseCode.PolicyViolation || code === CloseCode.MessageTooBig);
     if (conn) {
       this.caller.connectionLost(
         conn,
         (call) => {
-          if (call.retries > 0) {
+          if (call.idempotent && call.retries > 0) {
             call.retries--;
             return "resend";
           }
+          // Not after 1008/1009: the object refused a frame of ours, and would refuse it again.
+          if (resume && this.options.exactlyOnce && call.id > 0 && !refusedOurs) {
+            this.resending = true;
+            return "retry";
+          }
           return "fail";
         },
-        () => error,
+        () =>
+          new RpcError(
+            "DISCONNECTED",
+            `${error.message} The call had been sent, so it may have run${resume ? "" : " (reconnect is off, so it was not resent)"}.`,
+            { cause: error.cause },
+          ),
       );
     }
     this.exports.peerLost();
-    if (this.options.reconnect === false || !this.everOpened) {
+    if (!resume) {
       // Nothing to resume (the first connection never opened, or reconnection is off): queued
       // calls fail now rather than wait for their timeouts; the next call connects again.
-      this.caller.failQueued(error);
+      this.caller.failQueued(new RpcError("DISCONNECTED", `${error.message} The call was never sent.`, { cause: error.cause }));
       this.attempt = 0;
       this.setState("idle");
       return;

@@ -30,6 +30,8 @@ export interface RpcAttachment {
   refs?: string;
   /** Topics this socket subscribed to (see topics.ts). */
   topics?: string[];
+  /** The client session this socket carries (its Hello): its calls' delivery record. */
+  session?: string;
 }
 
 const cache = new WeakMap<WebSocket, RpcAttachment>();
@@ -89,6 +91,7 @@ const INCARNATION = Math.random().toString(36).slice(2, 10);
 export function hooksFor(channel: unknown): ChannelHooks {
   const ws = channel as WebSocket;
   return {
+    session: readAttachment(ws)?.session,
     lostBefore: () => {
       const refs = readAttachment(ws)?.refs;
       return refs !== undefined && refs !== INCARNATION;

@@ -18,6 +18,7 @@ import { RpcError } from "./errors.js";
 import { type WireFrame, writeFrame } from "./frame.js";
 import { deliver, notification } from "./push.js";
 import { readAttachment, socketsOf, writeAttachment } from "./socket-state.js";
+import { type Sql, sqlOf } from "./sql.js";
 import type { ResolvedTopic } from "./topics-options.js";
 
 /** What `subscribe` answers: where the client now stands. */
@@ -37,7 +38,7 @@ class TopicLog {
   private created = false;
 
   constructor(
-    private readonly sql: SqlStorage,
+    private readonly sql: Sql,
     readonly topics: ReadonlyMap<string, ResolvedTopic>,
     private readonly label: string,
   ) {}
@@ -113,7 +114,7 @@ const logs = new WeakMap<object, TopicLog>();
 function logOf(target: object, topics: ReadonlyMap<string, ResolvedTopic>): TopicLog {
   let log = logs.get(target);
   if (!log) {
-    const sql = (target as { ctx?: DurableObjectState }).ctx?.storage?.sql;
+    const sql = sqlOf(target);
     if (!sql) throw new RpcError("BAD_OPTION", "Topics need a SQLite-backed Durable Object (new_sqlite_classes in wrangler.toml).");
     const name = (target as { constructor?: { name?: string } }).constructor?.name || "the Durable Object";
     log = new TopicLog(sql, topics, name);

@@ -1,0 +1,110 @@
+/**
+ * `rpcMethod`: a method declared with what dorpc should know about it — a Standard Schema for
+ * its arguments (and optionally its result), whether it only reads, whether its calls are kept in
+ * the delivery record. Declared as a class field, so the schema's output type becomes the
+ * parameter types of the function (inference, not a second declaration that could disagree) and,
+ * through the class, the client's types:
+ *
+ * ```ts
+ * class Counter extends RpcDurableObject<Env> {
+ *   increment = rpcMethod(v.tuple([v.number()]), (by) => { … });   // by: number
+ *   getValue = rpcMethod({ readOnly: true }, () => this.ctx.storage.kv.get("n") ?? 0);
+ * }
+ * ```
+ *
+ * The function is returned as is (calling it locally does not validate); dorpc reads its spec
+ * from a WeakMap when a client calls it. Only functions made by `rpcMethod` are reachable as
+ * instance fields (access.ts), so the brand cannot be forged.
+ *
+ * Runtime-neutral; no validator library is a dependency: the Standard Schema interface is typed
+ * here (standard-schema.ts).
+ */
+import { RpcError } from "./errors.js";
+import type { StandardSchemaV1 } from "./standard-schema.js";
+
+/** A Standard Schema whose output is an argument list. */
+export type ArgsSchema = StandardSchemaV1<unknown, readonly unknown[]>;
+
+/** What `rpcMethod` takes besides the function. */
+export interface MethodSpec<
+  A extends ArgsSchema | undefined = ArgsSchema | undefined,
+  R extends StandardSchemaV1 | undefined = StandardSchemaV1 | undefined,
+> {
+  /** Checks the arguments before the method runs (its output is what the method receives). */
+  args?: A;
+  /** Checks what the method returns before it is sent. */
+  result?: R;
+  /**
+   * The method writes nothing: its calls skip the delivery record (a resend after a dropped
+   * connection simply runs it again, which a read can afford). Default false.
+   */
+  readOnly?: boolean;
+  /**
+   * `false`: never store this method's results in the delivery record (large results). Its calls
+   * still leave a small marker, so a resend after a drop is never run twice: it fails with
+   * `DISCONNECTED` saying the call ran and its result was not kept. Default true.
+   */
+  record?: boolean;
+}
+
+/** A spec after checking. */
+export interface ResolvedMethodSpec {
+  readonly args: ArgsSchema | undefined;
+  readonly result: StandardSchemaV1 | undefined;
+  readonly readOnly: boolean;
+  readonly record: boolean;
+}
+
+type Output<S> = S extends StandardSchemaV1<unknown, infer O> ? O : never;
+type ArgsOf<S> = S extends ArgsSchema ? Extract<Output<S>, readonly unknown[]> : never;
+
+const specs = new WeakMap<object, ResolvedMethodSpec>();
+
+/** The spec of a function made by `rpcMethod`, if it is one. */
+export function methodSpec(fn: unknown): ResolvedMethodSpec | undefined {
+  return typeof fn === "function" ? specs.get(fn) : undefined;
+}
+
+/** A method made by `rpcMethod`: the function itself, typed with the schema's output. */
+export type RpcMethod<A extends readonly unknown[], R> = ((...args: A) => R) & { readonly __dorpcMethod: true };
+
+/** Declares a method whose arguments are checked by `schema` (a Standard Schema of the argument list). */
+export function rpcMethod<S extends ArgsSchema, R>(schema: S, fn: (...args: ArgsOf<S>) => R): RpcMethod<ArgsOf<S>, R>;
+/** Declares a method with a spec: argument and result schemas, `readOnly`, `record`. */
+export function rpcMethod<const S extends MethodSpec, R, F extends (...args: never[]) => R>(
+  spec: S,
+  fn: S extends { args: infer A extends ArgsSchema } ? (...args: ArgsOf<A>) => R : F,
+): S extends { args: infer A extends ArgsSchema } ? RpcMethod<ArgsOf<A>, R> : RpcMethod<Parameters<F>, R>;
+export function rpcMethod(specOrSchema: ArgsSchema | MethodSpec, fn: (...args: never[]) => unknown): unknown {
+  if (typeof fn !== "function") throw new RpcError("BAD_OPTION", "rpcMethod needs the method as its second argument.");
+  if (specs.has(fn)) throw new RpcError("BAD_OPTION", "This function was already declared with rpcMethod.");
+  specs.set(fn, resolveSpec(specOrSchema));
+  return fn;
+}
+
+function isSchema(value: unknown): value is StandardSchemaV1 {
+  const standard = (value as { "~standard"?: { version?: unknown; validate?: unknown } } | null)?.["~standard"];
+  return typeof standard === "object" && standard !== null && standard.version === 1 && typeof standard.validate === "function";
+}
+
+function resolveSpec(given: ArgsSchema | MethodSpec): ResolvedMethodSpec {
+  if (isSchema(given)) return { args: given, result: undefined, readOnly: false, record: true };
+  if (typeof given !== "object" || given === null) {
+    throw new RpcError(
+      "BAD_OPTION",
+      "rpcMethod needs a Standard Schema (Zod, Valibot, ArkType, …) or a spec object as its first argument.",
+    );
+  }
+  for (const key of Object.keys(given)) {
+    if (!["args", "result", "readOnly", "record"].includes(key)) {
+      throw new RpcError("BAD_OPTION", `Unknown rpcMethod option "${key}"; known: args, result, readOnly, record.`);
+    }
+  }
+  const { args, result, readOnly = false, record = true } = given;
+  if (args !== undefined && !isSchema(args)) throw new RpcError("BAD_OPTION", "rpcMethod args must be a Standard Schema (version 1).");
+  if (result !== undefined && !isSchema(result))
+    throw new RpcError("BAD_OPTION", "rpcMethod result must be a Standard Schema (version 1).");
+  if (typeof readOnly !== "boolean" || typeof record !== "boolean")
+    throw new RpcError("BAD_OPTION", "rpcMethod readOnly and record must be booleans.");
+  return { args, result, readOnly, record };
+}

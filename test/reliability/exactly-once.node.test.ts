@@ -1,0 +1,222 @@
+/**
+ * Exactly-once delivery across reconnects (issue 12), in Node: the real client session and the
+ * real dispatcher with a real delivery record (packages/rpc/src/delivery.ts) on Node's SQLite,
+ * joined by the fault transport. Every run of every method is counted, so a call that ran twice
+ * shows.
+ */
+import { describe, expect, it, vi } from "vitest";
+import { createRpcClient, rpcConnection, type RpcClientOptions } from "../../packages/rpc/src/client.js";
+import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
+import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
+import type { RpcError } from "../../packages/rpc/src/errors.js";
+import { rpcMethod } from "../../packages/rpc/src/rpc-method.js";
+import { nodeSql } from "../support/node-sql.js";
+import { callIds, faulty } from "./fault-transport.js";
+import { Service } from "./service.js";
+
+class Ledger extends Service {
+  /** A read: its resends run again, and it writes no record. */
+  peek = rpcMethod({ readOnly: true }, () => {
+    this.runs.set("peek", (this.runs.get("peek") ?? 0) + 1);
+    return this.value;
+  });
+  /** Keeps no answer in the record, only a marker that it ran. */
+  bulk = rpcMethod({ record: false }, (n: number) => {
+    this.runs.set("bulk", (this.runs.get("bulk") ?? 0) + 1);
+    return "x".repeat(n);
+  });
+}
+
+function setup(options: Omit<RpcClientOptions, "transport"> = {}, delivery?: Parameters<typeof resolveDelivery>[0]) {
+  const service = new Ledger();
+  const sql = nodeSql();
+  const records = new DeliveryRecord(sql, resolveDelivery(delivery)!);
+  const faults = faulty(service, undefined, { records });
+  const client = createRpcClient<Ledger>("LEDGER", "one", {
+    heartbeat: false,
+    reconnect: { initialDelay: 1, maxDelay: 20 },
+    ...options,
+    transport: faults.factory,
+  });
+  return { service, sql, records, faults, client, [Symbol.dispose]: () => client[Symbol.dispose]() };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+describe("a call cut by a dropped connection runs once and is answered once", () => {
+  it("cut after the object ran it and before the answer arrived: answered from the record, not run again", async () => {
+    using t = setup();
+    expect(await t.client.increment()).toBe(1);
+    t.faults.cutOnReply = 1; // the next answer is lost with its connection
+    expect(await t.client.increment()).toBe(2);
+    expect(t.service.runsOf("increment")).toBe(2);
+    expect(t.faults.connections).toHaveLength(2);
+    // The second connection carried the resend of call 2, flagged Retry.
+    expect(t.faults.connections[1]!.paired.sentByClient).toEqual(['\u001eC[[2,["increment",[0]],0,1]]']);
+  });
+
+  it("cut before the call reached the object: resent, it runs once", async () => {
+    using t = setup();
+    await t.client.increment();
+    t.faults.last.paired.hold = true;
+    const pending = t.client.increment(5);
+    await sleep(5);
+    t.faults.last.paired.cut(); // the held frame never arrives
+    expect(await pending).toBe(6);
+    expect(t.service.runsOf("increment")).toBe(2);
+  });
+
+  it("a resend of a call still running waits for it and gets its answer; the method runs once", async () => {
+    using t = setup({}, undefined);
+    await t.client.increment();
+    const held = t.client.hold("slow");
+    await vi.waitFor(() => expect(t.service.gates).toHaveLength(1));
+    t.faults.last.paired.cut();
+    await rpcConnection(t.client).waitForOpen();
+    await sleep(10); // the resend has arrived and waits
+    expect(t.service.runsOf("hold:slow")).toBe(1);
+    t.service.releaseAll();
+    expect(await held).toBe("slow");
+    expect(t.service.runsOf("hold:slow")).toBe(1);
+  });
+
+  it("several calls of one frame, answers lost: all resent together, each runs once, each answered once", async () => {
+    using t = setup();
+    await t.client.increment();
+    t.faults.cutOnReply = 1;
+    const results = await Promise.all([t.client.increment(), t.client.increment(), t.client.echo("e")]);
+    expect(results).toEqual([2, 3, "e"]);
+    expect(t.service.runsOf("increment")).toBe(3);
+    expect(t.service.runsOf("echo")).toBe(1);
+  });
+
+  it("a pipelined call whose dependency was answered before the drop is resent with the value", async () => {
+    using t = setup();
+    await t.client.increment();
+    t.faults.last.paired.hold = true;
+    const first = t.client.increment();
+    const second = t.client.echo(first);
+    await sleep(5);
+    t.faults.last.paired.release();
+    t.faults.cutOnReply = 1;
+    expect(await Promise.all([first, second])).toEqual([2, 2]);
+    expect(t.service.runsOf("increment")).toBe(2);
+  });
+});
+
+describe("what the record refuses", () => {
+  it("a resend whose record slot was reused by a later call is EXPIRED, never run twice", async () => {
+    using t = setup({}, { window: 16 });
+    for (let i = 0; i < 40; i++) await t.client.increment();
+    const conn = t.faults.last.paired;
+    const before = conn.sentByServer.length;
+    conn.inject('\u001eC[[3,["increment",[0]],0,1]]'); // call 3 again, as a resend
+    await sleep(5);
+    const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
+    expect(replies).toEqual([[3, 3, "EXPIRED", expect.stringContaining("delivery record expired")]]);
+    expect(t.service.runsOf("increment")).toBe(40);
+  });
+
+  it("a session unknown to the object that resends is EXPIRED (its record was swept while it was away)", async () => {
+    using t = setup();
+    await t.client.increment();
+    const conn = t.faults.last.paired;
+    const before = conn.sentByServer.length;
+    conn.inject('\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1]');
+    conn.inject('\u001eC[[7,["increment",[0]],0,1]]');
+    await sleep(5);
+    const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
+    expect(replies).toEqual([[7, 3, "EXPIRED", expect.any(String)]]);
+    expect(t.service.runsOf("increment")).toBe(1);
+  });
+
+  it("record: false keeps only a marker: a resend of a call that ran fails with DISCONNECTED saying it ran", async () => {
+    using t = setup();
+    await t.client.increment();
+    t.faults.cutOnReply = 1;
+    const error = (await t.client.bulk(10).catch((e: unknown) => e)) as RpcError;
+    expect(error.code).toBe("DISCONNECTED");
+    expect(error.message).toContain("ran before the connection dropped, but its result was not kept");
+    expect(t.service.runsOf("bulk")).toBe(1);
+  });
+
+  it("a read (readOnly) is not recorded: its resend simply runs again", async () => {
+    using t = setup();
+    await t.client.increment();
+    const writesBefore = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    expect(await t.client.peek()).toBe(1);
+    expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length).toBe(writesBefore);
+    t.faults.cutOnReply = 1;
+    expect(await t.client.peek()).toBe(1);
+    expect(t.service.runsOf("peek")).toBe(3);
+  });
+
+  it("each recorded call costs one row write; the record stays bounded by the window", async () => {
+    using t = setup({}, { window: 16 });
+    for (let i = 0; i < 100; i++) await t.client.increment();
+    const inserts = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    expect(inserts).toBe(100);
+    const rows = t.sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n;
+    expect(rows).toBe(16);
+  });
+});
+
+describe("when the client gives up", () => {
+  it("with reconnect off, a cut call fails with DISCONNECTED saying it was sent and may have run", async () => {
+    using t = setup({ reconnect: false });
+    await t.client.increment();
+    const held = t.client.hold("x");
+    await vi.waitFor(() => expect(t.service.gates).toHaveLength(1));
+    t.faults.last.paired.cut();
+    const error = (await held.catch((e: unknown) => e)) as RpcError;
+    expect(error.code).toBe("DISCONNECTED");
+    expect(error.message).toContain("may have run");
+  });
+
+  it("with exactlyOnce: false the client does not resend: DISCONNECTED at once", async () => {
+    using t = setup({ exactlyOnce: false });
+    await t.client.increment();
+    t.faults.cutOnReply = 1;
+    const error = (await t.client.increment().catch((e: unknown) => e)) as RpcError;
+    expect(error.code).toBe("DISCONNECTED");
+    expect(t.service.runsOf("increment")).toBe(2);
+  });
+});
+
+describe("the ledger (Node, in-memory transport)", () => {
+  it("20 clients × 200 increments with random cuts, some after the object ran a call: the count is exact, nothing is DISCONNECTED", async () => {
+    const service = new Ledger();
+    const records = new DeliveryRecord(nodeSql(), resolveDelivery(undefined)!);
+    const faults = faulty(service, undefined, { records });
+    const clients = Array.from({ length: 20 }, () =>
+      createRpcClient<Ledger>("LEDGER", "one", {
+        heartbeat: false,
+        reconnect: { initialDelay: 1, maxDelay: 10 },
+        transport: faults.factory,
+      }),
+    );
+    let cuts = 0;
+    const chaos = setInterval(() => {
+      const open = faults.connections.filter((c) => !c.closed);
+      const victim = open[Math.floor(Math.random() * open.length)];
+      if (!victim) return;
+      cuts++;
+      if (Math.random() < 0.5)
+        faults.cutOnReply = 1; // the next answer is lost: after the object ran the call
+      else victim.paired.cut();
+    }, 3);
+    const failures: unknown[] = [];
+    await Promise.all(
+      clients.map(async (client) => {
+        for (let i = 0; i < 200; i++) await client.increment().catch((e: unknown) => failures.push(e));
+      }),
+    );
+    clearInterval(chaos);
+    for (const client of clients) client[Symbol.dispose]();
+    expect(failures).toEqual([]);
+    expect(cuts).toBeGreaterThan(10);
+    expect(service.value).toBe(20 * 200);
+    expect(service.runsOf("increment")).toBe(20 * 200);
+    expect(callIds(faults.connections.flatMap((c) => c.paired.sentByClient)).length).toBeGreaterThanOrEqual(20 * 200);
+  });
+});
