@@ -19,6 +19,7 @@ export type ReservedMember =
   | "finally"
   | "fetch"
   | "alarm"
+  | "connect" // DurableObject's optional TCP handler (workers-types): a lifecycle method like fetch
   | "webSocketMessage"
   | "webSocketClose"
   | "webSocketError"
@@ -43,7 +44,7 @@ export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView 
  */
 export type Sendable<T> = unknown extends T
   ? T // `unknown` / `any` (e.g. a generic parameter): checked at run time instead
-  : T extends Primitive
+  : T extends Primitive | void // a `void` method's result arrives as `undefined`
     ? T
     : T extends symbol | ((...args: never[]) => unknown)
       ? never
@@ -104,7 +105,25 @@ export type Remote<V> = V extends (...args: infer A) => infer R
 type SendableArgs<A extends unknown[]> = { [I in keyof A]: Sendable<A[I]> };
 
 /**
- * The client for a Durable Object of class (or instance type) `T`: every public method and
- * getter as a promise-returning member, plus `Symbol.dispose` / `Symbol.asyncDispose`.
+ * `[Symbol.dispose]()` and `[Symbol.asyncDispose]()` where the program's lib declares those
+ * symbols (`ESNext.Disposable`, `@types/node`), and nothing where it does not.
+ *
+ * Why not `Disposable & AsyncDisposable`: in a program without those lib types (a Vite-style
+ * browser tsconfig: `ES2022` + `DOM`, `skipLibCheck`), the names do not resolve, the error is
+ * hidden inside this package's .d.ts, and tsc turns the whole client type into `any`, so misuse
+ * compiles. `SymbolConstructor` exists in every lib since ES2015, so reading the symbols off it
+ * never fails; `rpcConnection(client).close()` closes a client either way.
  */
-export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable & AsyncDisposable;
+export type DisposeMembers = SymbolConstructor extends {
+  readonly dispose: infer Dispose extends symbol;
+  readonly asyncDispose: infer AsyncDispose extends symbol;
+}
+  ? { readonly [K in Dispose]: () => void } & { readonly [K in AsyncDispose]: () => Promise<void> }
+  : unknown;
+
+/**
+ * The client for a Durable Object of class (or instance type) `T`: every public method and
+ * getter as a promise-returning member, plus `Symbol.dispose` / `Symbol.asyncDispose` where the
+ * lib has them (see {@link DisposeMembers}).
+ */
+export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & DisposeMembers;
