@@ -9,6 +9,10 @@ import { defineConfig } from "vitest/config";
 //  - reliability: real faults in workerd (eviction, abort, resets) — *.workers.test.ts.
 //  - e2e:         Node clients against a real `wrangler dev` that the tests start, stop and
 //                 restart themselves (end to end, and the fault/load ledger).
+//  - browser:     headless Chromium (shipped by the @sparticuz/chromium package) on pages that
+//                 a test Worker serves from `[assets]` under `wrangler dev`: the client bundle,
+//                 @dorpc/react, and the examples. Runs after the tiers above (groupOrder 1), so
+//                 its wrangler and Chromium do not compete with the load ledger for two cores.
 const workers = (name: string, dir: string) => ({
   plugins: [cloudflareTest({ wrangler: { configPath: `./${dir}/wrangler.toml` } })],
   test: { name, include: [`${dir}/**/*.workers.test.ts`, ...(dir === "workers" ? ["workers/**/*.test.ts"] : [])] },
@@ -36,6 +40,18 @@ export default defineConfig({
           hookTimeout: 120_000,
           // One wrangler dev at a time: these machines have two cores.
           fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: "browser",
+          environment: "node",
+          include: ["browser/**/*.browser.test.ts"],
+          globalSetup: ["browser/support/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,0 +1,133 @@
+/**
+ * Headless Chromium for the browser tier, from the registry only: `@sparticuz/chromium` ships a
+ * brotli-compressed Chromium inside the npm package (so `npm ci` is all a fresh machine needs)
+ * and `puppeteer-core` drives it. Nothing is downloaded at test time.
+ *
+ * If Chromium cannot start, `launchChromium` throws an error that says what failed and how to
+ * fix it: the tier fails loudly and is never skipped.
+ */
+import chromium from "@sparticuz/chromium";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser } from "puppeteer-core";
+import { REPO_ROOT } from "../../support/wrangler-dev.js";
+
+/**
+ * Flags for a quiet browser on a shared, offline CI box: no sandbox (containers run as root),
+ * no GPU, and none of the background services whose connection attempts would otherwise flood
+ * a machine without internet.
+ */
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-dev-shm-usage",
+];
+
+const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/@sparticuz/chromium/package.json"), "utf8")) as { version: string })
+  .version;
+
+/**
+ * Where the package's Chromium is unpacked: a directory of our own per version, not the shared
+ * `$TMPDIR/chromium` the package would use (another checkout or another version on the same
+ * machine would otherwise race us for it, or hand us its binary).
+ */
+const CACHE = join(REPO_ROOT, "node_modules/.cache/dorpc-chromium", VERSION);
+
+let executable: Promise<string> | undefined;
+
+/** Unpacks Chromium once per version; concurrent and interrupted runs never see a half-written binary. */
+function unpack(): Promise<string> {
+  executable ??= (async () => {
+    const binary = join(CACHE, "chromium");
+    if (existsSync(binary)) return binary;
+    // The package unpacks into os.tmpdir(), read from $TMPDIR at each call: point it at a fresh
+    // directory, then move the finished result into place in one rename.
+    const staging = `${CACHE}.partial-${process.pid}`;
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging, { recursive: true });
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = staging;
+    try {
+      await chromium.executablePath();
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    try {
+      renameSync(staging, CACHE);
+    } catch (error) {
+      // Another run finished first: use its copy.
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(binary)) throw error;
+    }
+    return binary;
+  })();
+  return executable;
+}
+
+/** Shared libraries the dynamic linker cannot find for `binary` (empty when ldd is unavailable). */
+function missingLibraries(binary: string): string[] {
+  try {
+    const out = execFileSync("ldd", [binary], { encoding: "utf8" });
+    return out
+      .split("\n")
+      .filter((line) => line.includes("not found"))
+      .map((line) => line.trim().split(/\s/)[0]!);
+  } catch {
+    return [];
+  }
+}
+
+export interface LaunchOptions {
+  /** Extra Chromium flags. */
+  args?: readonly string[];
+}
+
+/** A running headless Chromium with a fresh profile; `close()` also deletes the profile. */
+export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
+  let path: string;
+  try {
+    path = await unpack();
+  } catch (error) {
+    throw new Error(
+      `The browser tier could not unpack headless Chromium from @sparticuz/chromium ${VERSION} into ${CACHE}: ${String(error)}\n` +
+        "Fix: run `npm ci` at the repository root (the package ships the browser; nothing is downloaded), " +
+        "check that node_modules/.cache is writable and the disk has ~300 MB free, then run `npm test` again.",
+      { cause: error },
+    );
+  }
+  const profile = await mkdtemp(join(tmpdir(), "dorpc-chromium-profile-"));
+  try {
+    const browser = await puppeteer.launch({
+      executablePath: path,
+      headless: "shell",
+      userDataDir: profile,
+      args: [...FLAGS, ...(options.args ?? [])],
+      timeout: 60_000,
+    });
+    browser.once("disconnected", () => void rm(profile, { recursive: true, force: true }));
+    return browser;
+  } catch (error) {
+    await rm(profile, { recursive: true, force: true });
+    const missing = missingLibraries(path);
+    throw new Error(
+      `The browser tier could not start headless Chromium (${path}): ${String(error)}\n` +
+        (missing.length > 0
+          ? `Chromium cannot load these shared libraries: ${missing.join(", ")}. Install the packages that provide them ` +
+            "(on Debian/Ubuntu: `apt-get install libnss3 libatk-bridge2.0-0 libgbm1 libasound2 libxkbcommon0 libxcomposite1 libxdamage1 libxrandr2`), "
+          : "Fix: ") +
+        `delete ${CACHE} if it may be half-written, then run \`npm test\` again.`,
+      { cause: error },
+    );
+  }
+}
