@@ -13,6 +13,9 @@ import { defineConfig } from "vitest/config";
 //                 a test Worker serves from `[assets]` under `wrangler dev`: the client bundle,
 //                 @dorpc/react, and the examples. Runs after the tiers above (groupOrder 1), so
 //                 its wrangler and Chromium do not compete with the load ledger for two cores.
+//  - packaging:   the published tarballs (`npm pack`): contents and metadata, and the README's
+//                 quick start installed into a fresh app and run on Node 20 and Node 22 (needs
+//                 the npm registry, like `npm ci`). Also in group 1, beside the browser tier.
 const workers = (name: string, dir: string) => ({
   plugins: [cloudflareTest({ wrangler: { configPath: `./${dir}/wrangler.toml` } })],
   test: { name, include: [`${dir}/**/*.workers.test.ts`, ...(dir === "workers" ? ["workers/**/*.test.ts"] : [])] },
@@ -50,6 +53,17 @@ export default defineConfig({
           globalSetup: ["browser/support/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: "packaging",
+          environment: "node",
+          include: ["packaging/**/*.test.ts"],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },
