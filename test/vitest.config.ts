@@ -11,11 +11,13 @@ import { defineConfig } from "vitest/config";
 //                 restart themselves (end to end, and the fault/load ledger).
 //  - browser:     headless Chromium (shipped by the @sparticuz/chromium package) on pages that
 //                 a test Worker serves from `[assets]` under `wrangler dev`: the client bundle,
-//                 @dorpc/react, and the examples. Runs after the tiers above (groupOrder 1), so
-//                 its wrangler and Chromium do not compete with the load ledger for two cores.
+//                 @dorpc/react, and the examples.
 //  - packaging:   the published tarballs (`npm pack`): contents and metadata, and the README's
 //                 quick start installed into a fresh app and run on Node 20 and Node 22 (needs
-//                 the npm registry, like `npm ci`). Also in group 1, beside the browser tier.
+//                 the npm registry, like `npm ci`).
+// Order on two cores: the in-process tiers run side by side first; then browser and packaging
+// share group 1, one file at a time; e2e (one file at a time, default group) runs last, so
+// no two `wrangler dev` and no Chromium compete with the load ledger.
 const workers = (name: string, dir: string) => ({
   plugins: [cloudflareTest({ wrangler: { configPath: `./${dir}/wrangler.toml` } })],
   test: { name, include: [`${dir}/**/*.workers.test.ts`, ...(dir === "workers" ? ["workers/**/*.test.ts"] : [])] },
