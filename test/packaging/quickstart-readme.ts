@@ -22,7 +22,7 @@ export interface QuickStart {
 
 interface Block {
   readonly lang: string;
-  /** The last non-empty line before the fence. */
+  /** The paragraph before the fence, its lines joined. */
   readonly intro: string;
   readonly code: string;
 }
@@ -31,12 +31,20 @@ function blocks(section: string): Block[] {
   const found: Block[] = [];
   const lines = section.split("\n");
   let intro = "";
+  let paragraph: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const fence = /^```(\w+)$/.exec(lines[i]!);
     if (!fence) {
-      if (lines[i]!.trim() !== "") intro = lines[i]!;
+      if (lines[i]!.trim() === "") {
+        if (paragraph.length > 0) intro = paragraph.join(" ");
+        paragraph = [];
+      } else {
+        paragraph.push(lines[i]!);
+      }
       continue;
     }
+    if (paragraph.length > 0) intro = paragraph.join(" ");
+    paragraph = [];
     const end = lines.indexOf("```", i + 1);
     if (end === -1) throw new Error(`README quick start: unterminated code block after ${JSON.stringify(intro)}`);
     found.push({ lang: fence[1]!, intro, code: `${lines.slice(i + 1, end).join("\n")}\n` });
