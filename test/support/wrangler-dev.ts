@@ -138,11 +138,13 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
     command = options.node ?? process.execPath;
     args = [resolve(cwd, "node_modules/wrangler/bin/wrangler.js"), "dev", "--config", options.config ?? "wrangler.toml", ...flags];
   }
+  // An npm started from `npm test` must not inherit that run's npm settings (npm_config_*).
+  const inherited = options.npmStart ? Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))) : process.env;
   const child = spawn(command, args, {
     cwd,
     detached: true, // own process group: we kill wrangler and workerd together
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1", ...options.env },
+    env: { ...inherited, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1", ...options.env },
   });
   live.add(child);
   let log = "";

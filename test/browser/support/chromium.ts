@@ -6,13 +6,13 @@
  * If Chromium cannot start, `launchChromium` throws an error that says what failed and how to
  * fix it: the tier fails loudly and is never skipped.
  */
-import chromium from "@sparticuz/chromium";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
+import { run } from "../../support/run.js";
 import { REPO_ROOT } from "../../support/wrangler-dev.js";
 
 /**
@@ -45,24 +45,25 @@ const CACHE = join(REPO_ROOT, "node_modules/.cache/dorpc-chromium", VERSION);
 
 let executable: Promise<string> | undefined;
 
-/** Unpacks Chromium once per version; concurrent and interrupted runs never see a half-written binary. */
-function unpack(): Promise<string> {
+/**
+ * Unpacks Chromium once per version; concurrent and interrupted runs never see a half-written
+ * binary. The package unpacks into os.tmpdir(), so a child process does it with TMPDIR pointing
+ * at a fresh staging directory (changing TMPDIR in this process would leak into whatever it
+ * spawns meanwhile), and the finished result moves into place in one rename.
+ */
+export function unpackChromium(): Promise<string> {
   executable ??= (async () => {
     const binary = join(CACHE, "chromium");
     if (existsSync(binary)) return binary;
-    // The package unpacks into os.tmpdir(), read from $TMPDIR at each call: point it at a fresh
-    // directory, then move the finished result into place in one rename.
     const staging = `${CACHE}.partial-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });
-    const saved = process.env.TMPDIR;
-    process.env.TMPDIR = staging;
-    try {
-      await chromium.executablePath();
-    } finally {
-      if (saved === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = saved;
-    }
+    const script = 'import("@sparticuz/chromium").then((m) => m.default.executablePath()).then((path) => console.log(path))';
+    await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: join(REPO_ROOT, "test"),
+      env: { ...process.env, TMPDIR: staging },
+      timeoutMs: 300_000,
+    });
     try {
       renameSync(staging, CACHE);
     } catch (error) {
@@ -97,7 +98,7 @@ export interface LaunchOptions {
 export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
   let path: string;
   try {
-    path = await unpack();
+    path = await unpackChromium();
   } catch (error) {
     throw new Error(
       `The browser tier could not unpack headless Chromium from @sparticuz/chromium ${VERSION} into ${CACHE}: ${String(error)}\n` +
