@@ -7,6 +7,7 @@
  * fix it: the tier fails loudly and is never skipped.
  */
 import { execFileSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -116,7 +117,14 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Brows
       args: [...FLAGS, ...(options.args ?? [])],
       timeout: 60_000,
     });
-    browser.once("disconnected", () => void rm(profile, { recursive: true, force: true }));
+    // Delete the profile once Chromium has exited: "disconnected" can come while it is still
+    // writing there. A profile left behind in the temp directory is harmless, so a failure to
+    // delete it is not the test's failure.
+    const child = browser.process();
+    browser.once("disconnected", () => {
+      const exited = child && child.exitCode === null && child.signalCode === null ? once(child, "exit") : Promise.resolve();
+      void exited.then(() => rm(profile, { recursive: true, force: true, maxRetries: 3 })).catch(() => {});
+    });
     return browser;
   } catch (error) {
     await rm(profile, { recursive: true, force: true });
