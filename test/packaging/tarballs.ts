@@ -7,7 +7,7 @@ import { run, userEnv } from "../support/run.js";
 import { REPO_ROOT } from "../support/wrangler-dev.js";
 
 /** The packages users install, by workspace folder. */
-export const PUBLISHED = ["rpc", "routing", "react"] as const;
+export const PUBLISHED = ["rpc", "routing", "react", "testing"] as const;
 
 export interface Tarball {
   /** `@dorpc/rpc`, … */

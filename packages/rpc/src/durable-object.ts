@@ -10,7 +10,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import { currentChannel, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import { currentCall } from "./callee.js";
+import { channelClosed, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -82,6 +83,11 @@ export interface RpcCaller {
   connectedAt: number;
   /** The caller's socket (e.g. to close it, or to find it among `ctx.getWebSockets()`). */
   socket: WebSocket;
+  /**
+   * Aborts when the caller gives up on this call (its timeout or AbortSignal) or disconnects.
+   * Pass it to `fetch` and other cancellable work; check `signal.aborted` in long loops.
+   */
+  signal: AbortSignal;
 }
 
 /**
@@ -90,10 +96,18 @@ export interface RpcCaller {
  * hibernation (it lives in the socket attachment).
  */
 export function rpcCaller(): RpcCaller | undefined {
-  const socket = currentChannel() as WebSocket | undefined;
-  if (!socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
+  const call = currentCall();
+  const socket = call?.channel as WebSocket | undefined;
+  if (!call || !socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
   const attachment = liveAttachments.get(socket) ?? (socket.deserializeAttachment() as RpcAttachment | null);
-  return { identity: attachment?.identity, connectedAt: attachment?.connectedAt ?? 0, socket };
+  return {
+    identity: attachment?.identity,
+    connectedAt: attachment?.connectedAt ?? 0,
+    socket,
+    get signal() {
+      return call.signal;
+    },
+  };
 }
 
 interface HasCtx {
@@ -177,8 +191,14 @@ function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerO
       closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
     }
   });
-  server.addEventListener("close", (event) => closeQuietly(server, event.code, event.reason));
-  server.addEventListener("error", () => closeQuietly(server, 1011, "dorpc: socket error."));
+  server.addEventListener("close", (event) => {
+    channelClosed(server, event.code, event.reason);
+    closeQuietly(server, event.code, event.reason);
+  });
+  server.addEventListener("error", () => {
+    channelClosed(server, 1011, "socket error");
+    closeQuietly(server, 1011, "dorpc: socket error.");
+  });
 }
 
 /** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
@@ -200,6 +220,16 @@ export async function handleRpcMessage(
   options?: RpcServerOptions,
 ): Promise<boolean> {
   return rpcMessage(ws, message, target, options);
+}
+
+/**
+ * Tells dorpc that `ws` closed: calls the object made to that client and is awaiting fail with
+ * `DISCONNECTED`, calls from it that are still running see their `rpcCaller().signal` abort, and
+ * the stubs it held are released. `RpcDurableObject` and `withRpc` call it for you; call it from
+ * your own `webSocketClose` / `webSocketError` when you compose by hand.
+ */
+export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
+  channelClosed(ws, code, reason);
 }
 
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
@@ -245,10 +275,12 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    channelClosed(ws, code, reason);
     closeQuietly(ws, code, reason);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
+    channelClosed(ws, 1011, "socket error");
     closeQuietly(ws, 1011, "dorpc: socket error.");
   }
 }
@@ -288,6 +320,7 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
     }
 
     async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<void> {
+      channelClosed(ws, code, reason);
       if (base.webSocketClose) await base.webSocketClose.call(this, ws, code, reason, wasClean);
       else closeQuietly(ws, code, reason);
     }

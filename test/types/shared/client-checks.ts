@@ -27,6 +27,12 @@ assertNotAny<typeof client>();
 assertNotAny<RpcClient<CounterApi>>();
 assertNotAny<typeof client.increment>();
 assertNotAny<ReturnType<typeof client.getValue>>();
+// A stub (here of a returned function) is not `any` either.
+export const ticker = await client.ticker();
+assertNotAny<typeof ticker>();
+export const tick: Promise<number> = ticker();
+// @ts-expect-error: the stub's function takes no argument
+ticker(1);
 
 // Methods return promises of their results.
 export const incremented: Promise<number> = client.increment(2);

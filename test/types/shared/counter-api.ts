@@ -7,4 +7,6 @@ export interface CounterApi {
   getValue(): number;
   stats(): { hits: number; since: Date; tags: Set<string> };
   rename(name: string): void;
+  /** A function result: it arrives as a stub (calls go back to the object). */
+  ticker(): () => number;
 }
