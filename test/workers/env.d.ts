@@ -6,6 +6,8 @@ declare namespace Cloudflare {
     WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
     LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
+    COMPOSER: DurableObjectNamespace<import("./compose-objects.js").Composer>;
+    ROOM: DurableObjectNamespace<import("./push-objects.js").Room>;
     SECRET: string;
   }
 }

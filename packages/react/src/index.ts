@@ -13,7 +13,10 @@ export { useRpcClient } from "./use-rpc-client.js";
 export { useConnectionState } from "./use-connection-state.js";
 
 // ─── Subscriptions: not yet ──────────────────────────────────────────────────────────────────
-// A `useRpcSubscription(client, …)` hook belongs here once the connection core can push values
-// from the Durable Object to the client (issue 13; being built in packages/rpc/src/session.ts).
-// It will subscribe in an effect, hold the latest value for `useSyncExternalStore`, and cancel
-// the subscription on unmount. Nothing is exported for it until server push exists.
+// `useSubscription(client, topic, …)` belongs here, over `subscribe(client, topic, onEvent,
+// options)` of @dorpc/rpc (server push, issue 11, just landed in the connection core): subscribe
+// in an effect keyed by client and topic, keep the latest event (and its cursor) for
+// `useSyncExternalStore`, call `subscription.close()` on cleanup (deferred like
+// `useRpcClient`'s close, so StrictMode does not resubscribe), and surface `onResync`. Nothing is
+// exported for it yet: it waits for the push API to settle and for a browser-tier test against
+// an object that publishes.

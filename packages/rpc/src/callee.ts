@@ -34,7 +34,7 @@ import {
 } from "./chain.js";
 import { type DecodeContext, decodeContext, isJsonSafe, toRecords } from "./codec.js";
 import type { Connection } from "./connection.js";
-import { ExportKind, FrameKind, RefRecord, ReplyStatus, type WireRecord } from "./envelopes.js";
+import { CallFlags, ExportKind, FrameKind, RefRecord, ReplyStatus, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
@@ -44,6 +44,8 @@ import { RpcTarget } from "./rpc-target.js";
 export interface CalleeConfig {
   /** What target 0 reaches; `undefined`: nothing (a client that exposes nothing). */
   readonly root: object | undefined;
+  /** What system calls (`CallFlags.System`) reach: dorpc's own methods on this end. */
+  readonly system?: object;
   readonly rootRule: RootRule;
   /** Named in errors (`No method … is reachable on Counter`). */
   readonly label: string;
@@ -220,7 +222,14 @@ export class Callee {
           throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
         }
         if ((target as number) < 0) (deps ??= []).push(this.dependency(-(target as number), byId));
-        const steps = parseChain(envelope[1], policy, limits, ctx, this.config.label, target === 0);
+        const steps = parseChain(
+          envelope[1],
+          policy,
+          limits,
+          ctx,
+          this.config.label,
+          target === 0 && !((flags as number) & CallFlags.System),
+        );
         call = {
           id,
           steps,
@@ -320,6 +329,11 @@ export class Callee {
   /** Where the chain of `call` starts: the root, an export, or a pipelined result. */
   private startingPoint(call: Incoming): Cursor {
     const { target } = call;
+    if (call.flags & CallFlags.System) {
+      if (target !== 0 || !this.config.system)
+        refuse(new RpcError("NOT_FOUND", `${this.config.label} takes no system calls of this kind.`));
+      return { value: this.config.system, method: undefined, receiver: undefined, rule: "expose" };
+    }
     if (target === 0) {
       if (!this.config.root) {
         refuse(new RpcError("NOT_FOUND", `${this.config.label} exposes nothing to call: pass { expose: … } to createRpcClient.`));

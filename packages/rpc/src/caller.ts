@@ -190,6 +190,7 @@ export class Caller implements CallMaker {
       }
     } else {
       call.target = 0;
+      if (base.kind === "system") call.flags |= CallFlags.System;
       if (path.length === 0) throw new RpcError("NOT_CALLABLE", "A dorpc client is not a function; call one of its methods.");
     }
     const length = path.length + (args ? 1 : 0);

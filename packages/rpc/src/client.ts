@@ -8,7 +8,8 @@ import { resolveLimits, type RpcLimits } from "./limits.js";
 import { type CallOptions, proxyInfo, rootProxy, settledValue, stubHolder, releaseHolder } from "./proxy.js";
 import { ClientSession, type ConnectionState, type HeartbeatOptions, type ReconnectOptions } from "./session.js";
 import type { TransportFactory } from "./transport.js";
-import type { RpcClient } from "./types.js";
+import { type EventInfo, type SubscribeOptions, type Subscription, sessionOf } from "./subscriptions.js";
+import type { Arrived, RpcClient, TOPICS } from "./types.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /** Options for {@link createRpcClient}. Validated when the client is created. */
@@ -275,4 +276,22 @@ export function rpcDispose(value: object): void {
   if (info?.kind === "root") info.dispose();
   else if (holder) releaseHolder(holder);
   else throw new RpcError("BAD_OPTION", "rpcDispose needs a dorpc client or stub.");
+}
+
+/** The topics a client's object declares. */
+type ClientTopics<C> = C extends { readonly [TOPICS]?: infer X } ? NonNullable<X> : never;
+
+/**
+ * Subscribes `client` to `topic` of its Durable Object: `onEvent` gets every event published on
+ * it, in order, each once — across reconnects and the object's hibernation (events missed while
+ * away are replayed from the object's storage). See `SubscribeOptions` for resuming from a saved
+ * cursor and for what happens when too much was missed.
+ */
+export function subscribe<C extends object, K extends keyof ClientTopics<C> & string>(
+  client: C,
+  topic: K,
+  onEvent: (event: Arrived<ClientTopics<C>[K]>, info: EventInfo) => void,
+  options?: SubscribeOptions,
+): Subscription {
+  return sessionOf(client, getRpcSession).subscriptions.add(topic, onEvent as (event: unknown, info: EventInfo) => void, options);
 }

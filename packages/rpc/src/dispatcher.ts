@@ -13,6 +13,7 @@ import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import { ExportTable } from "./references.js";
+import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
 export { closeReason };
 
@@ -51,6 +52,12 @@ export interface RpcServerOptions {
    * a callback a client passed); 0 disables. Default 30,000.
    */
   callTimeout?: number;
+  /**
+   * Topics clients may subscribe to (`subscribe(client, topic, …)`) and the object publishes to
+   * (`this.publish(topic, event)`), with how many events each keeps for clients that were away.
+   * Needs SQLite storage. Default: none.
+   */
+  topics?: Record<string, TopicOptions>;
 }
 
 /** Options after validation, with the derived policy. */
@@ -63,6 +70,7 @@ export interface ResolvedServerOptions {
   readonly identify: ((request: Request) => unknown) | undefined;
   readonly hibernation: boolean;
   readonly callTimeout: number;
+  readonly topics: ReadonlyMap<string, ResolvedTopic>;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -97,6 +105,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   }
   out = Object.freeze({
     callTimeout,
+    topics: resolveTopics(options?.topics),
     identify: options?.identify,
     hibernation: options?.hibernation !== false,
     sequential: ordering === "sequential",
@@ -121,12 +130,22 @@ const connections = new WeakMap<ReplyChannel, Connection>();
 export interface ChannelHooks {
   /** True when the channel's object handed out references before an eviction (they are gone). */
   lostBefore?: () => boolean;
+  /** The connection handed out its first reference. */
+  onFirstExport?: () => void;
+  /** What the client's system calls (subscribe, unsubscribe) reach on this channel. */
+  system?: object;
 }
 
 /** The connection of `channel` serving `target`, made on first use. */
-export function connectionFor(channel: ReplyChannel, target: object, options: ResolvedServerOptions, hooks?: ChannelHooks): Connection {
+export function connectionFor(
+  channel: ReplyChannel,
+  target: object,
+  options: ResolvedServerOptions,
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
+): Connection {
   let conn = connections.get(channel);
   if (conn) return conn;
+  const hooks = hooksOf?.(channel);
   const { limits } = options;
   const label = labelOf(target);
   const env = (target as { env?: unknown }).env;
@@ -134,13 +153,18 @@ export function connectionFor(channel: ReplyChannel, target: object, options: Re
   conn = new Connection(channel, {
     limits,
     key: channel,
-    exports: new ExportTable(limits.maxExports, `The connection to ${label}`),
+    exports: new ExportTable(limits.maxExports, `The connection to ${label}`, hooks?.onFirstExport),
     caller: (c) => {
       const caller = new Caller({
         timeout: options.callTimeout,
         limits,
         label: "the client",
         exports: c.exports,
+        // A socket that is closing or closed: calls to it fail at once instead of timing out.
+        refuse: () =>
+          ((channel as { readyState?: number }).readyState ?? 1) > 1
+            ? new RpcError("DISCONNECTED", "The client has disconnected; the call was not sent.")
+            : undefined,
         onUnobservedError: (error) => console.warn(`dorpc: a call to a client that nobody awaited failed: ${describe(error)}`),
       });
       caller.attach(c);
@@ -154,6 +178,7 @@ export function connectionFor(channel: ReplyChannel, target: object, options: Re
       limits,
       sequential: options.sequential,
       exposeErrorStack: options.exposeErrorStack,
+      system: hooks?.system,
       isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
       onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
     },
@@ -180,9 +205,9 @@ export function dispatchFrame(
   target: object,
   options: ResolvedServerOptions,
   channel: ReplyChannel,
-  hooks?: ChannelHooks,
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
 ): boolean {
-  return connectionFor(channel, target, options, hooks).receive(data);
+  return connectionFor(channel, target, options, hooksOf).receive(data);
 }
 
 /**

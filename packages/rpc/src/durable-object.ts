@@ -1,87 +1,45 @@
 /**
- * workerd glue: accepting hibernatable WebSockets on a Durable Object and feeding their
- * messages to the dispatcher. The only file of the server entry that imports
- * `cloudflare:workers`.
+ * workerd glue: accepting WebSockets on a Durable Object (hibernatable by default) and feeding
+ * their messages to the connection core; the object's way back to its clients (`clients()`,
+ * `client()`, `publish()`). The only file of the server entry that imports `cloudflare:workers`.
  *
  * Three ways in, from least to most hand-written:
  *  - `class Counter extends RpcDurableObject<Env> { … }`
  *  - `export const Counter = withRpc(CounterBase, options)`
- *  - `handleRpcRequest` / `handleRpcMessage` inside your own `fetch` / `webSocketMessage`.
+ *  - `handleRpcRequest` / `handleRpcMessage` / `handleRpcClose` inside your own handlers.
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
 import { currentCall } from "./callee.js";
-import { channelClosed, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import {
+  type ChannelHooks,
+  channelClosed,
+  dispatchFrame,
+  existingConnection,
+  type ReplyChannel,
+  resolveServerOptions,
+  type ResolvedServerOptions,
+  type RpcServerOptions,
+} from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-
-/** Tag given to every socket dorpc accepts (`ctx.getWebSockets(RPC_SOCKET_TAG)` lists them). */
-export const RPC_SOCKET_TAG = "dorpc";
-
-/** What dorpc stores in a socket's attachment; survives hibernation. */
-export interface RpcAttachment {
-  /** Protocol version of the connection. */
-  v: 1;
-  /** Unix ms when the socket was accepted. */
-  connectedAt: number;
-  /** What `options.identify` returned for the upgrade request, if anything. */
-  identity?: unknown;
-}
-
-/**
- * Header that carries a caller's identity from the Worker to the Durable Object. `routeDORequest`
- * removes it from every incoming request, so only its hooks (via `withIdentity`) can set it.
- */
-export const IDENTITY_HEADER = "X-Dorpc-Identity";
-
-/** Largest identity header accepted, in characters (attachments are limited to 2 KiB). */
-const MAX_IDENTITY = 1024;
-
-/**
- * An `identify` function for `RpcServerOptions`: the JSON identity a `routeDORequest` hook set
- * with `withIdentity`. Use it only behind `routeDORequest`, which strips client-sent copies of
- * the header; anywhere else a client could send its own.
- */
-export function readIdentityHeader(request: Request): unknown {
-  const raw = request.headers.get(IDENTITY_HEADER);
-  if (raw === null) return undefined;
-  if (raw.length > MAX_IDENTITY) throw new RpcError("LIMIT", `${IDENTITY_HEADER} is longer than ${MAX_IDENTITY} characters.`);
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new RpcError("DECODE", `${IDENTITY_HEADER} is not valid JSON.`);
-  }
-}
-
-/**
- * The identity must fit the socket attachment (2 KiB, structured-clone serialised): checked and
- * normalised to plain JSON before the socket is accepted, so a bad identity refuses the
- * connection instead of breaking it after the upgrade.
- */
-function toAttachable(identity: unknown): unknown {
-  if (identity === undefined) return undefined;
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(identity);
-  } catch {
-    json = undefined;
-  }
-  if (json === undefined) throw new RpcError("BAD_OPTION", "identify() must return a JSON-serialisable value.");
-  if (json.length > MAX_IDENTITY) {
-    throw new RpcError(
-      "LIMIT",
-      `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`,
-    );
-  }
-  // Stored as its JSON round trip: exactly what was checked, and always cloneable.
-  return JSON.parse(json);
-}
+import { type Broadcast, broadcastTo, type ClientFilter, type ClientRef, type ClientStub, clientStub } from "./push.js";
+import {
+  addLiveSocket,
+  hooksFor,
+  RPC_SOCKET_TAG,
+  type RpcAttachment,
+  readAttachment,
+  removeLiveSocket,
+  toAttachable,
+} from "./socket-state.js";
+import { publish, topicSystem } from "./topics.js";
 
 /** Who is calling: the attachment of the connection whose call is running. */
 export interface RpcCaller {
   identity: unknown;
   connectedAt: number;
-  /** The caller's socket (e.g. to close it, or to find it among `ctx.getWebSockets()`). */
+  /** The caller's socket (e.g. to close it, or to pass to `this.client(…)`). */
   socket: WebSocket;
   /**
    * Aborts when the caller gives up on this call (its timeout or AbortSignal) or disconnects.
@@ -99,7 +57,7 @@ export function rpcCaller(): RpcCaller | undefined {
   const call = currentCall();
   const socket = call?.channel as WebSocket | undefined;
   if (!call || !socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
-  const attachment = liveAttachments.get(socket) ?? (socket.deserializeAttachment() as RpcAttachment | null);
+  const attachment = readAttachment(socket);
   return {
     identity: attachment?.identity,
     connectedAt: attachment?.connectedAt ?? 0,
@@ -110,12 +68,8 @@ export function rpcCaller(): RpcCaller | undefined {
   };
 }
 
-interface HasCtx {
-  ctx: DurableObjectState;
-}
-
 function stateOf(target: object): DurableObjectState {
-  const ctx = (target as Partial<HasCtx>).ctx;
+  const ctx = (target as { ctx?: DurableObjectState }).ctx;
   if (!ctx || typeof ctx.acceptWebSocket !== "function") {
     throw new RpcError(
       "BAD_OPTION",
@@ -125,13 +79,47 @@ function stateOf(target: object): DurableObjectState {
   return ctx;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Options per object
+// ---------------------------------------------------------------------------------------------
+
+/** Options registered for a class (its `rpcOptions`, or what `withRpc` was given). */
+const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
+
+/** The options an object is served with, for the functions that take none. */
+function optionsOf(target: object): ResolvedServerOptions {
+  const ctor = (target as { constructor?: object }).constructor;
+  const own = ctor && classOptions.has(ctor) ? classOptions.get(ctor) : (ctor as WithRpcOptions | undefined)?.rpcOptions;
+  return resolveServerOptions(own);
+}
+
+/** The per-channel hooks for `target`: made once per object, not per message. */
+const channelHooks = new WeakMap<object, (channel: ReplyChannel) => ChannelHooks>();
+
+function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: ReplyChannel) => ChannelHooks {
+  let hooks = channelHooks.get(target);
+  if (!hooks) {
+    hooks = (channel) => {
+      const base = hooksFor(channel);
+      if (resolved.topics.size > 0) base.system = topicSystem(target, channel as WebSocket, resolved.topics);
+      return base;
+    };
+    channelHooks.set(target, hooks);
+  }
+  return hooks;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accepting and serving sockets
+// ---------------------------------------------------------------------------------------------
+
 /**
  * Accepts a dorpc WebSocket upgrade for `target` and returns the 101 response; returns
  * `undefined` for any other request (so your own `fetch` can handle it). A plain request to the
  * RPC path itself gets 426 Upgrade Required.
  *
- * The socket is accepted with the hibernation API (`ctx.acceptWebSocket`), so the object may be
- * evicted between messages; every reply is computed from the message alone.
+ * The socket is accepted with the hibernation API (`ctx.acceptWebSocket`) unless the options say
+ * `hibernation: false`, so the object may be evicted between messages.
  */
 export async function handleRpcRequest(request: Request, target: object, options?: RpcServerOptions): Promise<Response | undefined> {
   const resolved = resolveServerOptions(options);
@@ -173,9 +161,6 @@ export async function handleRpcRequest(request: Request, target: object, options
   return new Response(null, { status: 101, webSocket: pair[0] });
 }
 
-/** Attachments of sockets accepted with `hibernation: false` (they live as long as the object). */
-const liveAttachments = new WeakMap<WebSocket, RpcAttachment>();
-
 /**
  * `hibernation: false`: a plain `accept()`ed socket whose messages are dispatched from event
  * listeners: every message is handled inside the invocation that accepted the socket, not as an
@@ -185,20 +170,20 @@ const liveAttachments = new WeakMap<WebSocket, RpcAttachment>();
 function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerOptions, attachment: RpcAttachment): void {
   (server as { binaryType?: string }).binaryType = "arraybuffer";
   server.accept();
-  liveAttachments.set(server, attachment);
+  addLiveSocket(target, server, attachment);
+  const hooks = hooksOf(target, resolved);
   server.addEventListener("message", (event) => {
-    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server)) {
+    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server, hooks)) {
       closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
     }
   });
-  server.addEventListener("close", (event) => {
-    channelClosed(server, event.code, event.reason);
-    closeQuietly(server, event.code, event.reason);
-  });
-  server.addEventListener("error", () => {
-    channelClosed(server, 1011, "socket error");
-    closeQuietly(server, 1011, "dorpc: socket error.");
-  });
+  const closed = (code: number, reason: string) => {
+    removeLiveSocket(target, server);
+    channelClosed(server, code, reason);
+    closeQuietly(server, code, reason);
+  };
+  server.addEventListener("close", (event) => closed(event.code, event.reason));
+  server.addEventListener("error", () => closed(1011, "dorpc: socket error."));
 }
 
 /** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
@@ -234,7 +219,8 @@ export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
 
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
 function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
-  return dispatchFrame(message, target, resolveServerOptions(options), ws);
+  const resolved = resolveServerOptions(options);
+  return dispatchFrame(message, target, resolved, ws, hooksOf(target, resolved));
 }
 
 function closeQuietly(ws: WebSocket, code: number, reason: string): void {
@@ -246,6 +232,65 @@ function closeQuietly(ws: WebSocket, code: number, reason: string): void {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The object's way back to its clients
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Every connected client of `target` (or those `filter` selects), as a broadcast: each method
+ * call is encoded once and sent to all of them as a notification; it returns how many it reached.
+ * For objects built with `withRpc` or by hand; `RpcDurableObject` has `this.clients()`.
+ */
+export function rpcClients<C>(target: object, filter?: ClientFilter): Broadcast<C> {
+  stateOf(target);
+  return broadcastTo<C>(target, filter);
+}
+
+/**
+ * One client of `target` (`rpcCaller()` or its socket): each call returns a promise of what the
+ * client's exposed method returned, rejects with `TIMEOUT` after `callTimeout` and with
+ * `DISCONNECTED` if the client goes away first.
+ */
+export function rpcClient<C>(target: object, who: ClientRef): ClientStub<C> {
+  return clientStub<C>(target, who, optionsOf(target));
+}
+
+/**
+ * Publishes `event` on `topic` of `target`: stored (SQLite) with the topic's next sequence number
+ * and pushed to every subscribed client; returns that number. Clients that were away get it when
+ * they resubscribe. The topic must be declared in the options' `topics`.
+ */
+export function rpcPublish(target: object, topic: string, event: unknown): number {
+  return publish(target, optionsOf(target).topics, topic, event);
+}
+
+/** What one socket's connection holds right now; see {@link rpcSocketInfo}. */
+export interface RpcSocketInfo {
+  /** Objects and functions the object handed this client by reference, not yet released. */
+  exports: number;
+  /** The client's functions and objects the object holds (callbacks kept with `dup()` included). */
+  imports: number;
+  /** Calls from this client that are running or waiting to run. */
+  running: number;
+  /** Calls the object made to this client that wait for its reply. */
+  waiting: number;
+}
+
+/**
+ * What dorpc holds in memory for socket `ws` (references handed out or kept, calls in progress),
+ * or `undefined` when it holds nothing for it (no message since the object started, or closed).
+ * For diagnostics and tests: a count that only grows is a leak of stubs nobody disposes.
+ */
+export function rpcSocketInfo(ws: WebSocket): RpcSocketInfo | undefined {
+  const conn = existingConnection(ws);
+  if (!conn) return undefined;
+  return { exports: conn.exports.size, imports: conn.imports.size, running: conn.callee.size, waiting: conn.caller.pending.size };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The base class and the mixin
+// ---------------------------------------------------------------------------------------------
+
 /** A class with a static `rpcOptions`: how `RpcDurableObject` subclasses configure dorpc. */
 interface WithRpcOptions {
   rpcOptions?: RpcServerOptions;
@@ -255,10 +300,17 @@ interface WithRpcOptions {
  * Base class for a Durable Object whose public methods and getters are callable over dorpc.
  * Configure with a static field: `static rpcOptions = { exposeErrorStack: true }`.
  *
- * Override `fetch` / `webSocketMessage` only if you also call `super`'s (or the `handle*`
- * functions), or RPC stops working.
+ * `Client` is what clients expose (`createRpcClient(…, { expose })`): `this.clients()` and
+ * `this.client(caller)` are typed by it. `Topics` maps topic names to event types for
+ * `this.publish` and the clients' `subscribe`.
+ *
+ * Override `fetch` / `webSocketMessage` / `webSocketClose` only if you also call `super`'s (or the
+ * `handle*` functions), or RPC stops working.
  */
-export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
+export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = Record<never, never>> extends DurableObject<Env> {
+  /** Type-level only: what the clients' `subscribe` accepts. */
+  declare readonly __dorpcTopics?: Topics;
+
   override async fetch(request: Request): Promise<Response> {
     const options = (this.constructor as WithRpcOptions).rpcOptions;
     return (
@@ -283,6 +335,25 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
     channelClosed(ws, 1011, "socket error");
     closeQuietly(ws, 1011, "dorpc: socket error.");
   }
+
+  /**
+   * The connected clients (all, or those `filter` selects: `{ except: rpcCaller() }`,
+   * `{ where: (c) => c.identity.team === "x" }`) as a broadcast: `this.clients().message(m)`
+   * encodes `m` once, sends it to each, and returns how many it reached. No replies.
+   */
+  protected clients(filter?: ClientFilter): Broadcast<Client> {
+    return broadcastTo<Client>(this, filter);
+  }
+
+  /** One client (`rpcCaller()` or a socket): `await this.client(me).confirm(x)` returns its answer. */
+  protected client(who: ClientRef): ClientStub<Client> {
+    return clientStub<Client>(this, who, optionsOf(this));
+  }
+
+  /** Publishes `event` on `topic` (declared in `rpcOptions.topics`); returns its sequence number. */
+  protected publish<K extends keyof Topics & string>(topic: K, event: Topics[K]): number {
+    return publish(this, optionsOf(this).topics, topic, event);
+  }
 }
 
 stopAtPrototype(DurableObject.prototype);
@@ -292,8 +363,9 @@ type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => 
 
 /**
  * Wraps an existing Durable Object class so that its public methods and getters are callable
- * over dorpc. Its own `fetch` and `webSocketMessage`, if any, still get every request and
- * message that is not dorpc's.
+ * over dorpc. Its own `fetch`, `webSocketMessage` and `webSocketClose`, if any, still get every
+ * request and message that is not dorpc's. Reach clients with `rpcClients(this)`,
+ * `rpcClient(this, who)` and `rpcPublish(this, topic, event)`.
  */
 export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServerOptions): C {
   if (typeof Base !== "function") throw new RpcError("BAD_OPTION", "withRpc needs a Durable Object class.");
@@ -327,5 +399,6 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
   }
   Object.defineProperty(Rpc, "name", { value: Base.name });
   skipPrototype(Rpc.prototype);
+  classOptions.set(Rpc, options);
   return Rpc as unknown as C;
 }

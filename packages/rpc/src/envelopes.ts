@@ -101,6 +101,12 @@ export const CallFlags = {
    * refuses if it cannot tell.
    */
   Retry: 1,
+  /**
+   * The call is for dorpc itself on the receiving end, not for the user's root: a client's
+   * `subscribe` / `unsubscribe` on a Durable Object, an `event` pushed to a client. Its chain
+   * starts at that end's system object (target 0).
+   */
+  System: 2,
 } as const;
 
 /** Body of a `FrameKind.Calls` frame. */

@@ -15,6 +15,10 @@ export { createRpcClient, withCallOptions, type RpcClientOptions } from "./clien
 /** Dispose a client or a stub where `Symbol.dispose` does not exist (Safari). */
 export { rpcDispose } from "./client.js";
 
+/** Subscribe to a topic of the Durable Object: ordered, exactly-once events that survive reconnects and hibernation. */
+export { subscribe } from "./client.js";
+export type { EventInfo, ResyncInfo, SubscribeOptions, Subscription } from "./subscriptions.js";
+
 /**
  * Mark a class whose instances travel by reference: pass one as an argument (or expose it) and
  * the other end gets a stub whose calls come back to it.

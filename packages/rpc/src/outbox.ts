@@ -35,6 +35,11 @@ export class Outbox {
     return this.parts.length === 0;
   }
 
+  /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
+  get idle(): boolean {
+    return this.parts.length === 0 && this.holds === 0;
+  }
+
   /** Queues one envelope (its JSON) of frame `kind`. */
   add(kind: number, json: string, blobs: readonly Uint8Array[] = NO_BLOBS): void {
     this.kinds.push(kind);

@@ -15,6 +15,7 @@ const NO_BLOBS: Uint8Array[] = [];
 /** Where a chain starts, as the proxy sees it. */
 export type Base =
   | { readonly kind: "root" }
+  | { readonly kind: "system" }
   | { readonly kind: "stub"; readonly stub: object }
   | { readonly kind: "call"; readonly call: OutgoingCall };
 

@@ -40,6 +40,8 @@ export class ExportTable {
   constructor(
     private readonly max: number,
     private readonly label: string,
+    /** Called when the first entry is made (the workerd glue marks the socket). */
+    private readonly onFirstExport?: () => void,
   ) {}
 
   get size(): number {
@@ -56,6 +58,7 @@ export class ExportTable {
           `${this.label} already holds ${this.byId.size} objects or functions passed by reference (limits.maxExports); release stubs you no longer need.`,
         );
       }
+      if (this.nextId === 1) this.onFirstExport?.();
       entry = { id: this.nextId++, value, kind: typeof value === "function" ? ExportKind.Function : ExportKind.Object, refs: 0, pins: 0 };
       this.byId.set(entry.id, entry);
       this.byValue.set(value, entry);

@@ -26,6 +26,7 @@ import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
+import { Subscriptions } from "./subscriptions.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 export type { CallOptions } from "./proxy.js";
@@ -105,6 +106,8 @@ export class ClientSession implements TransportHandler {
   private refused: RpcError | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
   private everOpened = false;
+  /** Topics this client subscribes to; resubscribed on every open connection. */
+  readonly subscriptions: Subscriptions;
 
   constructor(private readonly options: SessionOptions) {
     this.exports = new ExportTable(options.limits.maxExports, "This client");
@@ -120,6 +123,12 @@ export class ClientSession implements TransportHandler {
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
     });
+    this.subscriptions = new Subscriptions(this);
+  }
+
+  /** Reports a failure nobody else will see (the client's `onError`). */
+  reportError(error: unknown, what: string): void {
+    this.options.onError(error, what);
   }
 
   get label(): string {
@@ -211,6 +220,7 @@ export class ClientSession implements TransportHandler {
         exports: this.exports,
         answerPings: false,
         callee: {
+          system: this.subscriptions.system,
           root: expose.root,
           rootRule: expose.rule,
           label: "this client",

@@ -50,6 +50,11 @@ type Uncloneable = WeakMap<object, unknown> | WeakSet<object> | WeakRef<object> 
 
 declare const PENDING: unique symbol;
 declare const STUB: unique symbol;
+/** Type-level only: a client's topics (see `subscribe`). */
+export declare const TOPICS: unique symbol;
+
+/** The topics a Durable Object class declares (`RpcDurableObject<Env, Client, Topics>`). */
+export type TopicsOf<T> = InstanceOf<T> extends { readonly __dorpcTopics?: infer X } ? X : Record<never, never>;
 
 /**
  * `T` when values of type `T` can cross the wire by value, otherwise `never`. (Functions and
@@ -235,4 +240,6 @@ export type DisposeMembers = SymbolConstructor extends {
  * getter as a member returning an `RpcPromise`, plus `Symbol.dispose` / `Symbol.asyncDispose`
  * where the lib has them (see {@link DisposeMembers}).
  */
-export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & DisposeMembers;
+export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & DisposeMembers & {
+    readonly [TOPICS]?: TopicsOf<T>;
+  };

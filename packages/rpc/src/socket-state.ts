@@ -1,0 +1,155 @@
+/**
+ * What dorpc keeps per accepted socket on a Durable Object, and how it finds its sockets again:
+ * the attachment (identity, connection time, subscriptions; survives hibernation), the caller's
+ * identity header, and the registry of sockets accepted without hibernation.
+ *
+ * Attachments are only written through `writeAttachment`, so a parsed copy is cached per socket
+ * object: reading one costs a WeakMap lookup, not a structured-clone deserialisation per call.
+ * After eviction the cache is empty and each socket's attachment is read once again.
+ *
+ * Internal module (workerd only; no `cloudflare:*` import of its own).
+ */
+import type { ChannelHooks } from "./dispatcher.js";
+import { RpcError } from "./errors.js";
+
+/** Tag given to every socket dorpc accepts (`ctx.getWebSockets(RPC_SOCKET_TAG)` lists them). */
+export const RPC_SOCKET_TAG = "dorpc";
+
+/** What dorpc stores in a socket's attachment; survives hibernation. */
+export interface RpcAttachment {
+  /** Protocol version of the connection. */
+  v: 1;
+  /** Unix ms when the socket was accepted. */
+  connectedAt: number;
+  /** What `options.identify` returned for the upgrade request, if anything. */
+  identity?: unknown;
+  /**
+   * Set when the object first handed out a reference (stub) on this socket: which incarnation of
+   * the object did. A later incarnation (after eviction) knows those references are gone.
+   */
+  refs?: string;
+  /** Topics this socket subscribed to (see topics.ts). */
+  topics?: string[];
+}
+
+const cache = new WeakMap<WebSocket, RpcAttachment>();
+/** Sockets accepted with `hibernation: false`: their attachment lives only here. */
+const live = new WeakSet<WebSocket>();
+
+/** The attachment of `ws`, or `undefined` if it is not a dorpc socket. */
+export function readAttachment(ws: WebSocket): RpcAttachment | undefined {
+  let attachment = cache.get(ws);
+  if (attachment) return attachment;
+  try {
+    attachment = (ws.deserializeAttachment() as RpcAttachment | null) ?? undefined;
+  } catch {
+    return undefined;
+  }
+  if (attachment?.v === 1) cache.set(ws, attachment);
+  return attachment;
+}
+
+/** Stores `attachment` for `ws` (serialised, so it survives hibernation, unless the socket is live). */
+export function writeAttachment(ws: WebSocket, attachment: RpcAttachment): void {
+  cache.set(ws, attachment);
+  if (!live.has(ws)) ws.serializeAttachment(attachment);
+}
+
+/** Sockets accepted without hibernation, per object (they are not in `ctx.getWebSockets()`). */
+const liveSockets = new WeakMap<object, Set<WebSocket>>();
+
+export function addLiveSocket(target: object, ws: WebSocket, attachment: RpcAttachment): void {
+  live.add(ws);
+  cache.set(ws, attachment);
+  let set = liveSockets.get(target);
+  if (!set) liveSockets.set(target, (set = new Set()));
+  set.add(ws);
+}
+
+export function removeLiveSocket(target: object, ws: WebSocket): void {
+  liveSockets.get(target)?.delete(ws);
+}
+
+/** Every open dorpc socket of `target`: hibernatable ones from the runtime, live ones from memory. */
+export function socketsOf(target: object): WebSocket[] {
+  const ctx = (target as { ctx?: DurableObjectState }).ctx;
+  const sockets = ctx && typeof ctx.getWebSockets === "function" ? ctx.getWebSockets(RPC_SOCKET_TAG) : [];
+  const mine = liveSockets.get(target);
+  return mine?.size ? [...sockets, ...mine] : sockets;
+}
+
+// ---------------------------------------------------------------------------------------------
+// References and eviction
+// ---------------------------------------------------------------------------------------------
+
+/** This incarnation of the isolate's objects: references handed out by an earlier one are gone. */
+const INCARNATION = Math.random().toString(36).slice(2, 10);
+
+/** The hooks that let a socket's connection explain references lost to eviction. */
+export function hooksFor(channel: unknown): ChannelHooks {
+  const ws = channel as WebSocket;
+  return {
+    lostBefore: () => {
+      const refs = readAttachment(ws)?.refs;
+      return refs !== undefined && refs !== INCARNATION;
+    },
+    onFirstExport: () => {
+      const attachment = readAttachment(ws);
+      if (!attachment || attachment.refs === INCARNATION) return;
+      writeAttachment(ws, { ...attachment, refs: INCARNATION });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Identity
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Header that carries a caller's identity from the Worker to the Durable Object. `routeDORequest`
+ * removes it from every incoming request, so only its hooks (via `withIdentity`) can set it.
+ */
+export const IDENTITY_HEADER = "X-Dorpc-Identity";
+
+/** Largest identity accepted, in characters of JSON (attachments are limited to 2 KiB). */
+export const MAX_IDENTITY = 1024;
+
+/**
+ * An `identify` function for `RpcServerOptions`: the JSON identity a `routeDORequest` hook set
+ * with `withIdentity`. Use it only behind `routeDORequest`, which strips client-sent copies of
+ * the header; anywhere else a client could send its own.
+ */
+export function readIdentityHeader(request: Request): unknown {
+  const raw = request.headers.get(IDENTITY_HEADER);
+  if (raw === null) return undefined;
+  if (raw.length > MAX_IDENTITY) throw new RpcError("LIMIT", `${IDENTITY_HEADER} is longer than ${MAX_IDENTITY} characters.`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new RpcError("DECODE", `${IDENTITY_HEADER} is not valid JSON.`);
+  }
+}
+
+/**
+ * The identity must fit the socket attachment (2 KiB, structured-clone serialised): checked and
+ * normalised to plain JSON before the socket is accepted, so a bad identity refuses the
+ * connection instead of breaking it after the upgrade.
+ */
+export function toAttachable(identity: unknown): unknown {
+  if (identity === undefined) return undefined;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(identity);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined) throw new RpcError("BAD_OPTION", "identify() must return a JSON-serialisable value.");
+  if (json.length > MAX_IDENTITY) {
+    throw new RpcError(
+      "LIMIT",
+      `identify() returned ${json.length} characters of JSON; at most ${MAX_IDENTITY} fit the socket attachment.`,
+    );
+  }
+  // Stored as its JSON round trip: exactly what was checked, and always cloneable.
+  return JSON.parse(json);
+}

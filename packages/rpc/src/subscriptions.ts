@@ -1,0 +1,208 @@
+/**
+ * A client's subscriptions to topics of its Durable Object (topics.ts is the object's side).
+ *
+ * Each subscription keeps a cursor: the sequence number of the last event it delivered. Whenever
+ * a connection opens (the first one, and every reconnect), the client subscribes again with that
+ * cursor; the object sends exactly the events after it, in order, before any new one. An event
+ * at or below the cursor is a duplicate and is dropped, so a handler sees each event once. When
+ * the object no longer keeps the events after the cursor, `onResync` is called and the
+ * subscription goes on from the newest event: the app reloads its state, nothing is lost silently.
+ *
+ * Internal module.
+ */
+import { RpcError } from "./errors.js";
+import { proxyInfo } from "./proxy.js";
+import type { ClientSession } from "./session.js";
+
+/** Where an event sits in its topic. */
+export interface EventInfo {
+  readonly topic: string;
+  /** The event's sequence number in its topic (1, 2, 3, …). */
+  readonly seq: number;
+}
+
+/** Passed to `onResync`: the events after `cursor` are gone; `latest` is where it goes on. */
+export interface ResyncInfo {
+  readonly topic: string;
+  /** The last sequence number this subscription delivered (or the `since` it started from). */
+  readonly cursor: number | undefined;
+  /** The oldest event the object still keeps. */
+  readonly oldest: number;
+  /** The newest event; delivery goes on after it. */
+  readonly latest: number;
+}
+
+export interface SubscribeOptions {
+  /**
+   * Start after this sequence number (a cursor saved earlier): the events after it that the
+   * object still keeps are delivered first. Default: only events published from now on.
+   */
+  since?: number;
+  /** The events after the cursor are no longer kept: reload your state, then go on. Default: `onError`. */
+  onResync?: (info: ResyncInfo) => void;
+}
+
+/** A live subscription. Dispose it (or `close()`) to stop. */
+export interface Subscription extends Disposable {
+  readonly topic: string;
+  /** The sequence number of the last event delivered (save it to resume later with `since`). */
+  readonly cursor: number | undefined;
+  /** Resolves once the object confirmed the first subscription (missed events delivered). */
+  readonly ready: Promise<void>;
+  /** Stops delivery and tells the object. Idempotent. */
+  close(): void;
+}
+
+interface Sub {
+  readonly topic: string;
+  readonly onEvent: (event: unknown, info: EventInfo) => void;
+  readonly onResync: ((info: ResyncInfo) => void) | undefined;
+  cursor: number | undefined;
+  /** A subscribe call is on its way: do not send another. */
+  sending: boolean;
+  closed: boolean;
+  readonly ready: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void; settled: boolean };
+}
+
+/** A client session's subscriptions, and the system object the object's events reach. */
+export class Subscriptions {
+  private readonly subs = new Map<string, Sub>();
+
+  /** What the object's `event` pushes call (a system call, never the app's exposed object). */
+  readonly system = {
+    event: (topic: unknown, seq: unknown, value: unknown): void => this.deliver(topic, seq, value),
+  };
+
+  constructor(private readonly session: ClientSession) {
+    session.onStateChange((state) => {
+      if (state === "open") for (const sub of this.subs.values()) this.send(sub);
+    });
+  }
+
+  add(topic: string, onEvent: (event: unknown, info: EventInfo) => void, options: SubscribeOptions | undefined): Subscription {
+    if (typeof topic !== "string" || topic === "") throw new RpcError("BAD_OPTION", "subscribe needs a topic name.");
+    if (typeof onEvent !== "function") throw new RpcError("BAD_OPTION", "subscribe needs a function to call with each event.");
+    const since = options?.since;
+    if (since !== undefined && !(Number.isSafeInteger(since) && since >= 0)) {
+      throw new RpcError("BAD_OPTION", `subscribe: since must be a sequence number ≥ 0, got ${String(since)}.`);
+    }
+    if (options?.onResync !== undefined && typeof options.onResync !== "function")
+      throw new RpcError("BAD_OPTION", "onResync must be a function.");
+    if (this.subs.has(topic))
+      throw new RpcError("BAD_OPTION", `This client already subscribes to "${topic}"; close that subscription first.`);
+    if (this.session.disposed) throw new RpcError("DISPOSED", "The client was disposed; create a new one to subscribe.");
+    let resolve!: () => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    promise.catch(() => undefined); // `ready` is optional to await
+    const sub: Sub = {
+      topic,
+      onEvent,
+      onResync: options?.onResync,
+      cursor: since,
+      sending: false,
+      closed: false,
+      ready: { promise, resolve, reject, settled: false },
+    };
+    this.subs.set(topic, sub);
+    this.send(sub);
+    const close = () => this.close(sub);
+    return {
+      topic,
+      get cursor() {
+        return sub.cursor;
+      },
+      ready: promise,
+      close,
+      [Symbol.dispose]: close,
+    };
+  }
+
+  /** Subscribes (again) from the cursor; the session calls it on every open connection. */
+  private send(sub: Sub): void {
+    if (sub.sending || sub.closed || this.session.disposed) return;
+    sub.sending = true;
+    const call = this.session.call({ kind: "system" }, ["subscribe"], [sub.topic, sub.cursor ?? null]);
+    call.observed = true;
+    call.whenSettled(() => {
+      sub.sending = false;
+      if (sub.closed) return;
+      if (!call.ok) {
+        const error = call.error;
+        // Lost with its connection: the next open sends it again. Anything else is final.
+        if (RpcError.is(error) && (error.code === "DISCONNECTED" || error.code === "TIMEOUT")) return;
+        this.subs.delete(sub.topic);
+        sub.closed = true;
+        if (!sub.ready.settled) {
+          sub.ready.settled = true;
+          sub.ready.reject(error);
+        } else this.report(error, sub.topic);
+        return;
+      }
+      const result = call.value as { seq: number; resync?: { oldest: number } };
+      if (result.resync) {
+        const info: ResyncInfo = { topic: sub.topic, cursor: sub.cursor, oldest: result.resync.oldest, latest: result.seq };
+        sub.cursor = result.seq;
+        try {
+          if (sub.onResync) sub.onResync(info);
+          else
+            this.report(
+              new RpcError(
+                "EXPIRED",
+                `Events of "${sub.topic}" after ${String(info.cursor)} are no longer kept; resync from ${info.latest}.`,
+              ),
+              sub.topic,
+            );
+        } catch (error) {
+          this.report(error, sub.topic);
+        }
+      } else if (sub.cursor === undefined || sub.cursor < result.seq) {
+        // Nothing was missed (or it was all delivered just before this reply): we stand at seq.
+        sub.cursor = Math.max(sub.cursor ?? 0, result.seq);
+      }
+      if (!sub.ready.settled) {
+        sub.ready.settled = true;
+        sub.ready.resolve();
+      }
+    });
+  }
+
+  private deliver(topic: unknown, seq: unknown, value: unknown): void {
+    const sub = typeof topic === "string" ? this.subs.get(topic) : undefined;
+    if (!sub || sub.closed || typeof seq !== "number") return;
+    if (sub.cursor !== undefined && seq <= sub.cursor) return; // seen already (replayed after a drop)
+    sub.cursor = seq;
+    try {
+      sub.onEvent(value, { topic: sub.topic, seq });
+    } catch (error) {
+      this.report(error, sub.topic);
+    }
+  }
+
+  private close(sub: Sub): void {
+    if (sub.closed) return;
+    sub.closed = true;
+    if (this.subs.get(sub.topic) === sub) this.subs.delete(sub.topic);
+    if (!sub.ready.settled) {
+      sub.ready.settled = true;
+      sub.ready.reject(new RpcError("DISPOSED", `The subscription to "${sub.topic}" was closed.`));
+    }
+    if (this.session.state === "open") {
+      const call = this.session.call({ kind: "system" }, ["unsubscribe"], [sub.topic]);
+      call.observed = true;
+    }
+  }
+
+  private report(error: unknown, topic: string): void {
+    this.session.reportError(error, `the subscription to "${topic}"`);
+  }
+}
+
+/** The session behind a client, for `subscribe`. */
+export function sessionOf(client: unknown, get: (client: object) => ClientSession): ClientSession {
+  if (proxyInfo(client)?.kind !== "root") throw new RpcError("BAD_OPTION", "subscribe needs a client made by createRpcClient.");
+  return get(client as object);
+}

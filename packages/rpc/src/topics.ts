@@ -1,0 +1,196 @@
+/**
+ * Subscriptions that survive hibernation and reconnects: the object publishes events to named
+ * topics; each event gets the next sequence number of its topic and is stored, as the very frame
+ * that carries it, in the object's own SQLite storage (`_dorpc_events`), in the same turn as the
+ * publisher's other writes. Subscribed sockets (listed in their attachments, so the list survives
+ * hibernation) get it pushed at once; a client that was away resubscribes with the last sequence
+ * number it saw and is sent exactly the events it missed, in order, before any new one. When the
+ * events it missed are no longer kept, it is told to resync instead: never a silent gap.
+ *
+ * Retention per topic: the last `keep` events (default 1,000), and optionally none older than
+ * `maxAge` ms; the newest event is always kept, so sequence numbers never restart.
+ *
+ * Internal module (workerd only).
+ */
+import { existingConnection } from "./dispatcher.js";
+import { CallFlags, FrameKind } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import { type WireFrame, writeFrame } from "./frame.js";
+import { deliver, notification } from "./push.js";
+import { readAttachment, socketsOf, writeAttachment } from "./socket-state.js";
+import type { ResolvedTopic } from "./topics-options.js";
+
+/** What `subscribe` answers: where the client now stands. */
+export interface SubscribeResult {
+  /** Sequence number of the topic's newest event (0: none yet). Events after it will be pushed. */
+  seq: number;
+  /** Set when the events after the client's cursor are no longer kept: it must resync. */
+  resync?: { oldest: number };
+}
+
+/** Most topics one socket may subscribe to (they live in its 2 KiB attachment). */
+const MAX_TOPICS_PER_SOCKET = 32;
+
+/** One object's event log. */
+class TopicLog {
+  private readonly latestSeq = new Map<string, number>();
+  private created = false;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    readonly topics: ReadonlyMap<string, ResolvedTopic>,
+    private readonly label: string,
+  ) {}
+
+  topic(name: unknown): ResolvedTopic {
+    const topic = typeof name === "string" ? this.topics.get(name) : undefined;
+    if (!topic) {
+      throw new RpcError(
+        "NOT_FOUND",
+        `No topic ${JSON.stringify(String(name).slice(0, 64))} on ${this.label}; declare it in rpcOptions.topics.`,
+      );
+    }
+    return topic;
+  }
+
+  private ensure(): void {
+    if (this.created) return;
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS _dorpc_events (topic TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame BLOB NOT NULL, PRIMARY KEY (topic, seq)) WITHOUT ROWID",
+    );
+    this.created = true;
+  }
+
+  latest(topic: string): number {
+    let seq = this.latestSeq.get(topic);
+    if (seq === undefined) {
+      this.ensure();
+      seq = (this.sql.exec("SELECT max(seq) AS seq FROM _dorpc_events WHERE topic = ?", topic).one().seq as number | null) ?? 0;
+      this.latestSeq.set(topic, seq);
+    }
+    return seq;
+  }
+
+  /** Stores the event frame with the next sequence number (assigned by `encode`) and trims. */
+  append(topic: string, options: ResolvedTopic, seq: number, frame: WireFrame): void {
+    const now = Date.now();
+    this.sql.exec(
+      "INSERT INTO _dorpc_events (topic, seq, at, frame) VALUES (?, ?, ?, ?)",
+      topic,
+      seq,
+      now,
+      typeof frame === "string" ? frame : frame.buffer.slice(frame.byteOffset, frame.byteOffset + frame.byteLength),
+    );
+    this.latestSeq.set(topic, seq);
+    if (seq > options.keep) this.sql.exec("DELETE FROM _dorpc_events WHERE topic = ? AND seq <= ?", topic, seq - options.keep);
+    if (options.maxAge > 0) {
+      // Events are in time order: only when the oldest is too old is there anything to drop.
+      const oldest = this.sql.exec("SELECT seq, at FROM _dorpc_events WHERE topic = ? ORDER BY seq LIMIT 1", topic).toArray()[0];
+      if (oldest && (oldest.at as number) < now - options.maxAge) {
+        this.sql.exec("DELETE FROM _dorpc_events WHERE topic = ? AND seq < ? AND at < ?", topic, seq, now - options.maxAge);
+      }
+    }
+  }
+
+  /** The frames of events after `since`, or `undefined` when some of them are no longer kept. */
+  after(topic: string, since: number): WireFrame[] | undefined {
+    this.ensure();
+    const oldest = (this.sql.exec("SELECT min(seq) AS seq FROM _dorpc_events WHERE topic = ?", topic).one().seq as number | null) ?? 0;
+    if (since + 1 < oldest) return undefined;
+    return this.sql
+      .exec("SELECT frame FROM _dorpc_events WHERE topic = ? AND seq > ? ORDER BY seq", topic, since)
+      .toArray()
+      .map((row) => (typeof row.frame === "string" ? row.frame : new Uint8Array(row.frame as ArrayBuffer)));
+  }
+
+  oldest(topic: string): number {
+    return (this.sql.exec("SELECT min(seq) AS seq FROM _dorpc_events WHERE topic = ?", topic).one().seq as number | null) ?? 0;
+  }
+}
+
+const logs = new WeakMap<object, TopicLog>();
+
+function logOf(target: object, topics: ReadonlyMap<string, ResolvedTopic>): TopicLog {
+  let log = logs.get(target);
+  if (!log) {
+    const sql = (target as { ctx?: DurableObjectState }).ctx?.storage?.sql;
+    if (!sql) throw new RpcError("BAD_OPTION", "Topics need a SQLite-backed Durable Object (new_sqlite_classes in wrangler.toml).");
+    const name = (target as { constructor?: { name?: string } }).constructor?.name || "the Durable Object";
+    log = new TopicLog(sql, topics, name);
+    logs.set(target, log);
+  }
+  return log;
+}
+
+/**
+ * Publishes `event` on `topic`: stored under the topic's next sequence number, pushed to every
+ * subscribed client. Returns the sequence number. The event is encoded once.
+ */
+export function publish(target: object, topics: ReadonlyMap<string, ResolvedTopic>, topic: string, event: unknown): number {
+  const log = logOf(target, topics);
+  const options = log.topic(topic);
+  const seq = log.latest(topic) + 1;
+  const { json, blobs } = notification(["event"], [topic, seq, event], CallFlags.System);
+  const frame = writeFrame(FrameKind.Calls, `[${json}]`, blobs);
+  log.append(topic, options, seq, frame);
+  for (const ws of socketsOf(target)) {
+    if (readAttachment(ws)?.topics?.includes(topic)) deliver(ws, json, blobs, frame);
+  }
+  return seq;
+}
+
+/**
+ * The system object a client's `subscribe` / `unsubscribe` calls reach on socket `ws`. A
+ * resubscribe replays the missed events into the socket's outbox before the reply.
+ */
+export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<string, ResolvedTopic>): object {
+  return {
+    subscribe(topic: unknown, since: unknown): SubscribeResult {
+      const log = logOf(target, topics);
+      log.topic(topic);
+      const name = topic as string;
+      if (since !== undefined && since !== null && !(Number.isSafeInteger(since) && (since as number) >= 0)) {
+        throw new RpcError("PROTOCOL", "subscribe: since must be a sequence number ≥ 0.");
+      }
+      const attachment = readAttachment(ws);
+      if (!attachment) throw new RpcError("INTERNAL", "subscribe: this socket has no dorpc attachment.");
+      const subscribed = attachment.topics ?? [];
+      if (!subscribed.includes(name) && subscribed.length >= MAX_TOPICS_PER_SOCKET) {
+        throw new RpcError("LIMIT", `A connection may subscribe to at most ${MAX_TOPICS_PER_SOCKET} topics.`);
+      }
+      const latest = log.latest(name);
+      const result: SubscribeResult = { seq: latest };
+      if (since !== undefined && since !== null && since !== latest) {
+        const missed = (since as number) < latest ? log.after(name, since as number) : undefined;
+        if (missed) replay(ws, missed);
+        else result.resync = { oldest: log.oldest(name) };
+      }
+      if (!subscribed.includes(name)) writeAttachment(ws, { ...attachment, topics: [...subscribed, name] });
+      return result;
+    },
+    unsubscribe(topic: unknown): void {
+      const attachment = readAttachment(ws);
+      if (attachment?.topics?.includes(topic as string)) {
+        writeAttachment(ws, { ...attachment, topics: attachment.topics.filter((t) => t !== topic) });
+      }
+    },
+  };
+}
+
+/** Queues stored event frames on `ws`'s connection, in order, ahead of what comes next. */
+function replay(ws: WebSocket, frames: WireFrame[]): void {
+  const outbox = existingConnection(ws)?.outbox;
+  for (const frame of frames) {
+    if (typeof frame === "string" && outbox) {
+      outbox.add(FrameKind.Calls, frame.slice(3, -1));
+    } else {
+      // A binary frame travels whole: everything queued before it goes first.
+      outbox?.flush();
+      try {
+        ws.send(frame);
+      } catch {
+        // Closing: the client resubscribes when it is back.
+      }
+    }
+  }
+}
