@@ -10,6 +10,15 @@ import { defineConfig } from "vitest/config";
 //  - reliability: real faults in workerd (eviction, abort, resets) — *.workers.test.ts.
 //  - e2e:         Node clients against a real `wrangler dev` that the tests start, stop and
 //                 restart themselves (end to end, and the fault/load ledger).
+//  - browser:     headless Chromium (shipped by the @sparticuz/chromium package) on pages that
+//                 a test Worker serves from `[assets]` under `wrangler dev`: the client bundle,
+//                 @dorpc/react, and the examples.
+//  - packaging:   the published tarballs (`npm pack`): contents and metadata, and the README's
+//                 quick start installed into a fresh app and run on Node 20 and Node 22 (needs
+//                 the npm registry, like `npm ci`).
+// Order on two cores: the in-process tiers run side by side first; then browser and packaging
+// share group 1, one file at a time; e2e (one file at a time, default group) runs last, so
+// no two `wrangler dev` and no Chromium compete with the load ledger.
 const workers = (name: string, dir: string) => ({
   plugins: [cloudflareTest({ wrangler: { configPath: `./${dir}/wrangler.toml` } })],
   test: { name, include: [`${dir}/**/*.workers.test.ts`, ...(dir === "workers" ? ["workers/**/*.test.ts"] : [])] },
@@ -40,6 +49,29 @@ export default defineConfig({
           hookTimeout: 120_000,
           // One wrangler dev at a time: these machines have two cores.
           fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: "browser",
+          environment: "node",
+          include: ["browser/**/*.browser.test.ts"],
+          globalSetup: ["browser/support/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: "packaging",
+          environment: "node",
+          include: ["packaging/**/*.test.ts"],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

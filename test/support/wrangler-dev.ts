@@ -41,8 +41,18 @@ export interface WranglerDev {
 }
 
 export interface StartOptions {
-  /** wrangler config, relative to the repo root. Default `wrangler.toml`. */
+  /** wrangler config, relative to `cwd`. Default `wrangler.toml`. */
   config?: string;
+  /** Where to run wrangler: a project with its own node_modules/wrangler. Default the repo root. */
+  cwd?: string;
+  /** The Node binary that runs wrangler. Default this process's. */
+  node?: string;
+  /**
+   * Start with `npm start --workspace=<npmStart>` instead of running wrangler directly: for the
+   * examples, whose start script builds and then runs `wrangler dev`. The flags below are
+   * appended after `--`, so they reach that `wrangler dev`; `config`, `cwd` and `node` are not used.
+   */
+  npmStart?: string;
   /** Port; default a free one. */
   port?: number;
   /** Give up after this many ms. Default 60,000. */
@@ -101,11 +111,7 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
   installExitHooks();
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
-  const args = [
-    "wrangler",
-    "dev",
-    "--config",
-    options.config ?? "wrangler.toml",
+  const flags = [
     "--ip",
     "127.0.0.1",
     "--port",
@@ -116,15 +122,29 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
     "--log-level",
     "warn",
   ];
-  if (options.persistTo) args.push("--persist-to", options.persistTo);
-  for (const [name, value] of Object.entries(options.vars ?? {})) args.push("--var", `${name}:${value}`);
+  if (options.persistTo) flags.push("--persist-to", options.persistTo);
+  for (const [name, value] of Object.entries(options.vars ?? {})) flags.push("--var", `${name}:${value}`);
 
-  const wranglerBin = resolve(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js");
-  const child = spawn(process.execPath, [wranglerBin, ...args.slice(1)], {
-    cwd: REPO_ROOT,
+  let command: string;
+  let args: string[];
+  let cwd = options.cwd ?? REPO_ROOT;
+  if (options.npmStart) {
+    cwd = REPO_ROOT;
+    // The npm that runs this test (npm_execpath) on this Node; plain `npm` from PATH otherwise.
+    const npm = process.env.npm_execpath;
+    command = npm ? process.execPath : "npm";
+    args = [...(npm ? [npm] : []), "start", `--workspace=${options.npmStart}`, "--", ...flags];
+  } else {
+    command = options.node ?? process.execPath;
+    args = [resolve(cwd, "node_modules/wrangler/bin/wrangler.js"), "dev", "--config", options.config ?? "wrangler.toml", ...flags];
+  }
+  // An npm started from `npm test` must not inherit that run's npm settings (npm_config_*).
+  const inherited = options.npmStart ? Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))) : process.env;
+  const child = spawn(command, args, {
+    cwd,
     detached: true, // own process group: we kill wrangler and workerd together
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1", ...options.env },
+    env: { ...inherited, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1", ...options.env },
   });
   live.add(child);
   let log = "";

@@ -132,6 +132,8 @@ byInstance.env;
 byInstance.fetch;
 // @ts-expect-error: lifecycle methods are never reachable
 byInstance.webSocketMessage;
+// @ts-expect-error: lifecycle methods are never reachable (DurableObject's optional TCP handler)
+byInstance.connect;
 // @ts-expect-error: _-prefixed members are never reachable
 byInstance._internal();
 

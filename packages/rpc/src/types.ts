@@ -21,6 +21,7 @@ export type ReservedMember =
   | "finally"
   | "fetch"
   | "alarm"
+  | "connect" // DurableObject's optional TCP handler (workers-types): a lifecycle method like fetch
   | "webSocketMessage"
   | "webSocketClose"
   | "webSocketError"
@@ -61,7 +62,7 @@ export type TopicsOf<T> = InstanceOf<T> extends { readonly __dorpcTopics?: infer
  */
 export type Sendable<T> = unknown extends T
   ? T // `unknown` / `any` (e.g. a generic parameter): checked at run time instead
-  : T extends Primitive
+  : T extends Primitive | void // a `void` method's result arrives as `undefined`
     ? T
     : T extends symbol | AnyFunction
       ? never
@@ -173,7 +174,7 @@ export type RpcStub<T> = (T extends AnyFunction ? (...args: Params<Parameters<T>
     /** Another holder of the same remote object, disposed independently. */
     dup(): RpcStub<T>;
     readonly [STUB]: T;
-  } & Disposable;
+  } & DisposeMembers;
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
@@ -217,8 +218,28 @@ export type Params<A> = A extends readonly unknown[] ? { [I in keyof A]: Param<A
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The client for a Durable Object of class (or instance type) `T`: every public method and
- * getter as a member returning an `RpcPromise`, plus `Symbol.dispose` / `Symbol.asyncDispose`.
+ * `[Symbol.dispose]()` and `[Symbol.asyncDispose]()` where the program's lib declares those
+ * symbols (`ESNext.Disposable`, `@types/node`), and nothing where it does not. Clients and stubs
+ * have both.
+ *
+ * Why not `Disposable & AsyncDisposable`: in a program without those lib types (a Vite-style
+ * browser tsconfig: `ES2022` + `DOM`, `skipLibCheck`), the names do not resolve, the error is
+ * hidden inside this package's .d.ts, and tsc turns the whole client type into `any`, so misuse
+ * compiles. `SymbolConstructor` exists in every lib since ES2015, so reading the symbols off it
+ * never fails; `rpcConnection(client).close()` / `rpcDispose(value)` close either way.
  */
-export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable &
-  AsyncDisposable & { readonly [TOPICS]?: TopicsOf<T> };
+export type DisposeMembers = SymbolConstructor extends {
+  readonly dispose: infer Dispose extends symbol;
+  readonly asyncDispose: infer AsyncDispose extends symbol;
+}
+  ? { readonly [K in Dispose]: () => void } & { readonly [K in AsyncDispose]: () => Promise<void> }
+  : unknown;
+
+/**
+ * The client for a Durable Object of class (or instance type) `T`: every public method and
+ * getter as a member returning an `RpcPromise`, plus `Symbol.dispose` / `Symbol.asyncDispose`
+ * where the lib has them (see {@link DisposeMembers}).
+ */
+export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & DisposeMembers & {
+    readonly [TOPICS]?: TopicsOf<T>;
+  };

@@ -1,0 +1,42 @@
+import { RpcDurableObject } from "@dorpc/rpc/server";
+import { routeDORequest } from "@dorpc/routing";
+import type { InventoryApi } from "./api.js";
+
+interface Env {
+  INVENTORY: DurableObjectNamespace<Inventory>;
+}
+
+export class Inventory extends RpcDurableObject<Env> implements InventoryApi {
+  add(item: string, count: number): Map<string, number> {
+    if (!Number.isInteger(count) || count <= 0) throw new RangeError(`count must be a positive integer, got ${count}`);
+    return this.update(item, this.stock().get(item) ?? 0, count);
+  }
+
+  take(item: string, count: number): Map<string, number> {
+    const have = this.stock().get(item) ?? 0;
+    if (count > have) throw new RangeError(`cannot take ${count} ${item}: ${have} left`);
+    return this.update(item, have, -count);
+  }
+
+  report(): { stock: Map<string, number>; changed: Date | null } {
+    return { stock: this.stock(), changed: this.ctx.storage.kv.get<Date>("changed") ?? null };
+  }
+
+  // Values are stored as themselves: storage and dorpc both use structured clone.
+  private stock(): Map<string, number> {
+    return this.ctx.storage.kv.get<Map<string, number>>("stock") ?? new Map();
+  }
+
+  private update(item: string, have: number, delta: number): Map<string, number> {
+    const stock = this.stock().set(item, have + delta);
+    this.ctx.storage.kv.put("stock", stock);
+    this.ctx.storage.kv.put("changed", new Date());
+    return stock;
+  }
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    return (await routeDORequest(request, env)) ?? new Response("Not found", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,91 @@
+/**
+ * `useRpcClient`: one dorpc client per component, created on first render, closed when the
+ * component unmounts.
+ *
+ * Invariants:
+ *  - Rendering never opens a socket: a client connects on its first call, so a client React
+ *    creates during a render it then throws away (StrictMode's double render, an interrupted
+ *    concurrent render) holds nothing and needs no cleanup.
+ *  - Closing waits one microtask after the effect's cleanup, and a remount of the same component
+ *    in that time keeps the client. StrictMode unmounts and remounts every new component in one
+ *    synchronous step, so under StrictMode the same client lives on: one socket, never closed
+ *    under a child that already holds it.
+ *  - A component never returns a closed client: if its client was closed while it was
+ *    unmounted for longer (e.g. a hidden `<Activity>`), remounting creates a new one and renders
+ *    again with it.
+ */
+import { createRpcClient, rpcConnection, type RpcClient, type RpcClientOptions } from "@dorpc/rpc";
+import { useEffect, useState } from "react";
+
+interface Slot<T> {
+  /** What identifies the client: binding, instance and the options that make up its URL. */
+  readonly key: string;
+  readonly client: RpcClient<T>;
+  /** A new client for the same key, with the arguments this one was made with. */
+  readonly reopen: () => Slot<T>;
+  /** Set by an effect cleanup; cleared by a remount that comes before the close runs. */
+  closing: boolean;
+  closed: boolean;
+}
+
+/**
+ * The parts of the options that decide where the client connects. A change of any of them means
+ * another endpoint, so a new client; the other options are read when the client is created.
+ */
+function slotKey(binding: string, instance: string, options: RpcClientOptions | undefined): string {
+  const query = options?.query ? Object.entries(options.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : undefined;
+  return JSON.stringify([binding, instance, options?.baseUrl, options?.prefix, query]);
+}
+
+function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions | undefined): Slot<T> {
+  const client = createRpcClient<T>(binding, instance, options);
+  return { key, client, reopen: () => openSlot<T>(key, binding, instance, options), closing: false, closed: false };
+}
+
+function closeSoon(slot: Slot<unknown>): void {
+  slot.closing = true;
+  queueMicrotask(() => {
+    if (!slot.closing) return; // remounted in the meantime (StrictMode): keep it
+    slot.closed = true;
+    rpcConnection(slot.client).close();
+  });
+}
+
+/**
+ * A client for the Durable Object `instance` of the namespace bound as `binding`, owned by the
+ * calling component: created on the first render (it connects on its first call), the same
+ * object on every later render, closed when the component unmounts. A new `binding`, `instance`,
+ * `baseUrl`, `prefix` or `query` closes the old client and returns a new one; the other options
+ * are read when a client is created.
+ *
+ * Safe under StrictMode: its simulated unmount and remount keep the same client (one socket).
+ * Throws, like `createRpcClient`, when the arguments are invalid.
+ *
+ * ```tsx
+ * function Room({ name }: { name: string }) {
+ *   const counter = useRpcClient<CounterApi>("COUNTER", name);
+ *   return <button onClick={() => counter.increment()}>+1</button>;
+ * }
+ * ```
+ */
+export function useRpcClient<T>(binding: string, instance: string, options?: RpcClientOptions): RpcClient<T> {
+  const key = slotKey(binding, instance, options);
+  const [slot, setSlot] = useState(() => openSlot<T>(key, binding, instance, options));
+  let current = slot;
+  if (slot.key !== key || slot.closed) {
+    // Another endpoint, or a client closed while this component was away: replace it during
+    // render (React renders again at once with the new state; the old one's cleanup closes it).
+    current = openSlot<T>(key, binding, instance, options);
+    setSlot(current);
+  }
+  useEffect(() => {
+    if (current.closed) {
+      // Closed while unmounted (e.g. a hidden Activity) and mounted again: hand out a new one.
+      setSlot(current.reopen());
+      return;
+    }
+    current.closing = false;
+    return () => closeSoon(current as Slot<unknown>);
+  }, [current]);
+  return current.client;
+}

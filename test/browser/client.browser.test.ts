@@ -1,0 +1,411 @@
+/**
+ * The browser tier: the real `@dorpc/rpc` bundle in headless Chromium, on a page served by the
+ * Worker's `[assets]` under `wrangler dev`, calling a Durable Object over a real WebSocket.
+ * Sockets are observed from outside the page (support/socket-log.ts).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { WranglerDev } from "../support/wrangler-dev.js";
+import type { ProbeApi } from "./probe-api.js";
+import { startBrowserWorker } from "./support/browser-worker.js";
+import { launchChromium } from "./support/chromium.js";
+import { SocketLog } from "./support/socket-log.js";
+
+let dev: WranglerDev;
+let browser: Browser;
+let persistTo: string;
+
+beforeAll(async () => {
+  persistTo = await mkdtemp(join(tmpdir(), "dorpc-browser-"));
+  [dev, browser] = await Promise.all([startBrowserWorker({ persistTo }), launchChromium()]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  if (persistTo) await rm(persistTo, { recursive: true, force: true });
+});
+
+interface OpenPage {
+  page: Page;
+  sockets: SocketLog;
+  /** Uncaught errors and console errors of the page. */
+  errors: string[];
+}
+
+/** Opens the client page at `origin` (default the Worker's own), running `setup` before any script of the page. */
+async function openClientPage(origin = dev.baseUrl, setup?: () => void): Promise<OpenPage> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  const sockets = await SocketLog.attach(page);
+  if (setup) await page.evaluateOnNewDocument(setup);
+  await page.goto(`${origin}/`);
+  await page.waitForSelector("body[data-ready=client]");
+  return { page, sockets, errors };
+}
+
+let instances = 0;
+const freshInstance = (label: string) => `${label}-${Date.now().toString(36)}-${instances++}`;
+
+describe("the client in Chromium, page served by the Worker's assets", () => {
+  it("connects to location.origin without a baseUrl and round-trips Map, Set, Date, BigInt, RegExp, -0 and cycles", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      try {
+        const cyclic: { name: string; self?: unknown } = { name: "loop" };
+        cyclic.self = cyclic;
+        const sent = {
+          map: new Map<unknown, unknown>([
+            ["a", 1n],
+            [2, new Set(["x", Number.NaN])],
+          ]),
+          when: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+          big: 2n ** 70n,
+          pattern: /do+rpc/giu,
+          numbers: [-0, Number.POSITIVE_INFINITY],
+          missing: undefined,
+          cyclic,
+          shared: [cyclic, cyclic],
+        };
+        const back = (await client.echo(sent)) as typeof sent; // generic methods reach the client as unknown
+        const inner = back.map.get(2) as Set<unknown>;
+        return {
+          map: [back.map instanceof Map, typeof back.map.get("a"), String(back.map.get("a"))],
+          set: [inner instanceof Set, [...inner].map(String)],
+          when: [back.when instanceof Date, back.when.toISOString()],
+          big: [typeof back.big, String(back.big)],
+          pattern: [back.pattern instanceof RegExp, back.pattern.source, back.pattern.flags],
+          negativeZero: Object.is(back.numbers[0], -0),
+          infinity: back.numbers[1] === Number.POSITIVE_INFINITY,
+          missingKept: "missing" in back,
+          cycle: back.cyclic.self === back.cyclic,
+          sharedIdentity: back.shared[0] === back.shared[1] && back.shared[0] === back.cyclic,
+          notTheSameObject: back !== sent,
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("values"));
+    expect(result).toEqual({
+      map: [true, "bigint", "1"],
+      set: [true, ["x", "NaN"]],
+      when: [true, "2026-01-02T03:04:05.006Z"],
+      big: ["bigint", String(2n ** 70n)],
+      pattern: [true, "do+rpc", "giu"],
+      negativeZero: true,
+      infinity: true,
+      missingKept: true,
+      cycle: true,
+      sharedIdentity: true,
+      notTheSameObject: true,
+    });
+    expect(sockets.sockets.map((socket) => [new URL(socket.url).host, socket.status])).toEqual([[new URL(dev.baseUrl).host, 101]]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("sends and receives bytes as Uint8Array, large ones included", async () => {
+    const { page, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      try {
+        const received = await client.bytes(3 * 1024 * 1024 + 7);
+        let wrong = 0;
+        for (let i = 0; i < received.length; i++) if (received[i] !== (i & 0xff)) wrong++;
+        const sent = new Uint8Array(500_000).fill(3);
+        const echoed = (await client.echo({ label: "blob", data: sent.subarray(10, 20) })) as { label: string; data: Uint8Array };
+        return {
+          received: [received instanceof Uint8Array, received.length, wrong],
+          measured: await client.measure(sent),
+          echoed: [echoed.label, echoed.data instanceof Uint8Array, [...echoed.data]],
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("bytes"));
+    expect(result).toEqual({
+      received: [true, 3 * 1024 * 1024 + 7, 0],
+      measured: { length: 500_000, sum: 1_500_000 },
+      echoed: ["blob", true, Array(10).fill(3)],
+    });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("rebuilds thrown errors as their classes with their properties, and reports its own failures as RpcError codes", async () => {
+    const { page, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection, RpcError } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      const caught = async (promise: PromiseLike<unknown>) => {
+        try {
+          await promise;
+          return "resolved";
+        } catch (error) {
+          return error;
+        }
+      };
+      try {
+        const type = (await caught(client.fail("type"))) as TypeError;
+        const range = (await caught(client.fail("range"))) as RangeError;
+        const quota = (await caught(client.fail("quota"))) as Error & { code?: string };
+        const thrown = await caught(client.fail("string"));
+        const missing = (await caught((client as unknown as { nope(): Promise<void> }).nope())) as InstanceType<typeof RpcError>;
+        const unsendable = (await caught(client.echo((() => 1) as never))) as InstanceType<typeof RpcError>;
+        return {
+          type: [type instanceof TypeError, type.name, type.message],
+          range: [range instanceof RangeError, range.message, JSON.stringify(range.cause)],
+          quota: [quota instanceof Error, quota.name, quota.message, quota.code],
+          thrown,
+          missing: [missing instanceof RpcError, RpcError.is(missing), missing.code],
+          unsendable: [unsendable instanceof RpcError, unsendable.code],
+          stillUsable: await client.increment(),
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("errors"));
+    expect(result).toEqual({
+      type: [true, "TypeError", "expected a string"],
+      range: [true, "out of range", '{"limit":10}'],
+      quota: [true, "QuotaError", "over quota", "QUOTA_EXCEEDED"],
+      thrown: "a thrown string",
+      missing: [true, true, "NOT_FOUND"],
+      unsendable: [true, "ENCODE"],
+      stillUsable: 1,
+    });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("keeps many calls in flight on one socket and answers each with its own result", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      const connection = rpcConnection(client);
+      try {
+        // `then` sends a call at once (Promise.all would call it a microtask later).
+        const echoes = Array.from({ length: 300 }, (_, i) =>
+          client.echo({ i, text: `call ${i}` }).then((value) => value as { i: number; text: string }),
+        );
+        const increments = Array.from({ length: 200 }, () => client.increment().then((value) => value));
+        const all = Promise.all([Promise.all(echoes), Promise.all(increments)]);
+        const inFlight = connection.pendingCalls;
+        const [echoed, counted] = await all;
+        return {
+          inFlight,
+          echoesInOrder: echoed.every((value, i) => value.i === i && value.text === `call ${i}`),
+          incrementsDistinct: new Set(counted).size,
+          incrementsRange: [Math.min(...counted), Math.max(...counted)],
+          final: await client.getValue(),
+          pendingAfter: connection.pendingCalls,
+        };
+      } finally {
+        connection.close();
+      }
+    }, freshInstance("concurrency"));
+    expect(result).toEqual({
+      inFlight: 500,
+      echoesInOrder: true,
+      incrementsDistinct: 200,
+      incrementsRange: [1, 200],
+      final: 200,
+      pendingAfter: 0,
+    });
+    expect(sockets.sockets).toHaveLength(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("closes the socket at the end of an `await using` block the app's bundler lowered", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const result = await page.evaluate((instance) => window.scenarios.incrementInScope(instance), freshInstance("using"));
+    expect(result).toEqual({ value: 1, stateAfterScope: "disposed" });
+    await sockets.until((log) => log.sockets.length === 1 && log.open.length === 0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("disposal closes the socket and rejects waiting and later calls with DISPOSED", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      const first = await client.increment();
+      const waiting = client.wait(60_000, "never seen").then(
+        () => "resolved",
+        (error: { code?: string }) => error.code,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 0)); // the wait call is sent
+      client[Symbol.dispose]();
+      const later = await client.getValue().then(
+        () => "resolved",
+        (error: { code?: string }) => error.code,
+      );
+      return { first, waiting: await waiting, later, state: rpcConnection(client).state };
+    }, freshInstance("dispose"));
+    expect(result).toEqual({ first: 1, waiting: "DISPOSED", later: "DISPOSED", state: "disposed" });
+    await sockets.until((log) => log.sockets.length === 1 && log.open.length === 0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
+/**
+ * Safari has no `Symbol.dispose` / `Symbol.asyncDispose`. Chromium's are non-configurable
+ * (`delete Symbol.dispose` is refused), so before any script of the page runs this replaces the
+ * global `Symbol` with a function that has every static of the real one except those two: code
+ * that reads `Symbol.dispose`, as the client bundle does, then finds nothing, as in Safari.
+ */
+function hideDisposeSymbols(): void {
+  const real = Symbol;
+  const fake = (description?: string | number) => real(description);
+  for (const key of Reflect.ownKeys(real)) {
+    if (key !== "dispose" && key !== "asyncDispose") Object.defineProperty(fake, key, Object.getOwnPropertyDescriptor(real, key)!);
+  }
+  (globalThis as { Symbol: unknown }).Symbol = fake;
+}
+
+describe("without Symbol.dispose (as in Safari)", () => {
+  it("rpcConnection(client).close() closes the client: socket closed, later calls DISPOSED", async () => {
+    const { page, sockets, errors } = await openClientPage(dev.baseUrl, hideDisposeSymbols);
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const symbols = [typeof Symbol.dispose, typeof Symbol.asyncDispose, typeof Symbol.iterator, typeof Symbol("s")];
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      const value = await client.increment(5);
+      const connection = rpcConnection(client);
+      const before = connection.state;
+      connection.close();
+      const later = await client.getValue().then(
+        () => "resolved",
+        (error: { code?: string }) => error.code,
+      );
+      return { symbols, value, before, after: connection.state, later };
+    }, freshInstance("no-symbols"));
+    expect(result).toEqual({
+      symbols: ["undefined", "undefined", "symbol", "symbol"],
+      value: 5,
+      before: "open",
+      after: "disposed",
+      later: "DISPOSED",
+    });
+    await sockets.until((log) => log.sockets.length === 1 && log.open.length === 0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("a lowered `await using` throws there before anything connects: the reason the docs say to use close()", async () => {
+    const { page, sockets } = await openClientPage(dev.baseUrl, hideDisposeSymbols);
+    const error = await page.evaluate(
+      (instance) => window.scenarios.incrementInScope(instance).then(String, String),
+      freshInstance("no-symbols-using"),
+    );
+    expect(error).toMatch(/^TypeError:/);
+    expect(sockets.sockets).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("allowedOrigins", () => {
+  it("refuses a page from another origin (403 on the upgrade): the call fails with an RpcError and no socket opens", async () => {
+    const port = new URL(dev.baseUrl).port;
+    // localhost and 127.0.0.1 are different origins to the browser, served by the same Worker.
+    const foreign = `http://localhost:${port}`;
+    const { page, sockets } = await openClientPage(foreign);
+    const result = await page.evaluate(
+      async (instance, baseUrl) => {
+        const { createRpcClient, rpcConnection, RpcError } = window.dorpc;
+        const client = createRpcClient<ProbeApi>("PROBE", instance, { baseUrl });
+        const states: string[] = [];
+        rpcConnection(client).onStateChange((state) => states.push(state));
+        try {
+          await client.increment();
+          return { outcome: "resolved", states };
+        } catch (error) {
+          return { outcome: RpcError.is(error) ? "RpcError" : String(error), states, origin: location.origin };
+        } finally {
+          rpcConnection(client).close();
+        }
+      },
+      freshInstance("foreign"),
+      dev.baseUrl,
+    );
+    expect(result).toMatchObject({ outcome: "RpcError", origin: foreign });
+    expect(result.states).not.toContain("open");
+    await sockets.until((log) => log.sockets[0]?.error !== undefined);
+    expect(sockets.sockets).toHaveLength(1);
+    expect(sockets.sockets[0]!.status).toBeUndefined();
+    expect(sockets.sockets[0]!.error).toMatch(/Unexpected response code: 403/);
+
+    // The same call from the Worker's own origin is let through.
+    const own = await openClientPage();
+    const value = await own.page.evaluate(
+      async (instance, baseUrl) => {
+        const client = window.dorpc.createRpcClient<ProbeApi>("PROBE", instance, { baseUrl });
+        try {
+          return await client.increment();
+        } finally {
+          window.dorpc.rpcConnection(client).close();
+        }
+      },
+      freshInstance("own"),
+      dev.baseUrl,
+    );
+    expect(value).toBe(1);
+    await Promise.all([page.close(), own.page.close()]);
+  });
+});
+
+describe("wrangler dev restart", () => {
+  it("a page's client reconnects after the Worker comes back and keeps working, with the object's state intact", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const instance = freshInstance("restart");
+    const first = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance, {
+        reconnect: { initialDelay: 50, maxDelay: 500 },
+        connectTimeout: 5_000,
+      });
+      const states: string[] = [];
+      rpcConnection(client).onStateChange((state) => states.push(state));
+      Object.assign(window, { restartClient: client, restartStates: states });
+      return client.increment(3);
+    }, instance);
+    expect(first).toBe(3);
+
+    const port = dev.port;
+    await dev.stop();
+    await page.waitForFunction(() => (window as unknown as { restartStates: string[] }).restartStates.includes("reconnecting"));
+    dev = await startBrowserWorker({ port, persistTo });
+
+    const after = await page.evaluate(async () => {
+      const { rpcConnection } = window.dorpc;
+      const { restartClient: client, restartStates: states } = window as unknown as {
+        restartClient: import("@dorpc/rpc").RpcClient<ProbeApi>;
+        restartStates: string[];
+      };
+      await rpcConnection(client).waitForOpen();
+      const value = await client.increment();
+      rpcConnection(client).close();
+      return { value, states };
+    });
+    expect(after.value).toBe(4);
+    expect(after.states.slice(0, 3)).toEqual(["connecting", "open", "reconnecting"]);
+    expect(after.states.at(-2)).toBe("open");
+    expect(after.states.at(-1)).toBe("disposed");
+    // The first socket died with wrangler; a later one carried the call after the restart.
+    expect(sockets.sockets[0]!.status).toBe(101);
+    expect(sockets.sockets.at(-1)!.status).toBe(101);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The browser tier's Worker, run by `wrangler dev` (wrangler.toml in this folder): serves the
+ * pages built into ./dist from `[assets]` and routes /__rpc/{binding}/{instance} to `Probe`,
+ * accepting WebSockets only from PAGE_ORIGIN (the tests pass it with `--var`), so a page from
+ * any other origin is refused.
+ */
+import { RpcDurableObject } from "@dorpc/rpc/server";
+import { routeDORequest } from "@dorpc/routing";
+import type { FailKind, ProbeApi } from "./probe-api.js";
+
+interface Env {
+  PROBE: DurableObjectNamespace<Probe>;
+  /** The one origin allowed to open WebSockets, e.g. `http://127.0.0.1:8787`. */
+  PAGE_ORIGIN?: string;
+}
+
+/** A custom error class: it crosses the wire as an `Error` named "QuotaError" with its `code`. */
+class QuotaError extends Error {
+  override name = "QuotaError";
+  readonly code = "QUOTA_EXCEEDED";
+}
+
+export class Probe extends RpcDurableObject<Env> implements ProbeApi {
+  echo<T>(value: T): T {
+    return value;
+  }
+
+  bytes(length: number): Uint8Array {
+    return new Uint8Array(length).map((_, i) => i & 0xff);
+  }
+
+  measure(data: Uint8Array): { length: number; sum: number } {
+    let sum = 0;
+    for (const byte of data) sum += byte;
+    return { length: data.length, sum };
+  }
+
+  increment(by = 1): number {
+    const n = (this.ctx.storage.kv.get<number>("n") ?? 0) + by;
+    this.ctx.storage.kv.put("n", n);
+    return n;
+  }
+
+  getValue(): number {
+    return this.ctx.storage.kv.get<number>("n") ?? 0;
+  }
+
+  fail(kind: FailKind): never {
+    switch (kind) {
+      case "type":
+        throw new TypeError("expected a string");
+      case "range":
+        throw new RangeError("out of range", { cause: { limit: 10 } });
+      case "quota":
+        throw new QuotaError("over quota");
+      case "string":
+        throw "a thrown string";
+    }
+  }
+
+  async wait(ms: number, label: string): Promise<string> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return label;
+  }
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    if (!env.PAGE_ORIGIN)
+      return new Response("PAGE_ORIGIN is not set: start wrangler dev with --var PAGE_ORIGIN:<origin>.", { status: 500 });
+    const routed = await routeDORequest(request, env, { allowedOrigins: [env.PAGE_ORIGIN] });
+    return routed ?? new Response("Not found", { status: 404 });
+  },
+} satisfies ExportedHandler<Env>;
