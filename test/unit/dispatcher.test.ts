@@ -69,6 +69,7 @@ const FORBIDDEN = [
   "caller",
   "arguments",
   "fetch",
+  "connect",
   "alarm",
   "webSocketMessage",
   "webSocketClose",

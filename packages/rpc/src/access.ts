@@ -50,6 +50,7 @@ const ALWAYS_NEVER = new Set<string>([
   "prototype",
   "then",
   "fetch",
+  "connect",
   "alarm",
   "webSocketMessage",
   "webSocketClose",

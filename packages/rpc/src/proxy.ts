@@ -88,6 +88,21 @@ export function stubHolder(value: unknown): StubHolder | undefined {
   return info?.kind === "stub" ? info : undefined;
 }
 
+/**
+ * Where `Symbol.dispose` / `Symbol.asyncDispose` do not exist (Safari), esbuild's lowered `using`
+ * looks up `Symbol.for("Symbol.dispose")` instead: answered too, so `await using` works there.
+ */
+const DISPOSE_FALLBACK = Symbol.for("Symbol.dispose");
+const ASYNC_DISPOSE_FALLBACK = Symbol.for("Symbol.asyncDispose");
+
+function isDispose(key: symbol): boolean {
+  return key === Symbol.dispose || key === DISPOSE_FALLBACK;
+}
+
+function isAsyncDispose(key: symbol): boolean {
+  return key === Symbol.asyncDispose || key === ASYNC_DISPOSE_FALLBACK;
+}
+
 /** A function target so that the `apply` trap works; never called itself. */
 function target(): void {}
 
@@ -108,8 +123,8 @@ export function rootProxy(maker: CallMaker, dispose: () => void, extra: (key: sy
   const proxy = new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
-        if (key === Symbol.dispose) return dispose;
-        if (key === Symbol.asyncDispose) return asyncDispose;
+        if (isDispose(key)) return dispose;
+        if (isAsyncDispose(key)) return asyncDispose;
         return extra(key);
       }
       // Not awaitable: `await client` or returning it from an async function sends nothing.
@@ -263,8 +278,8 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
   const proxy = new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
-        if (key === Symbol.dispose) return dispose;
-        if (key === Symbol.asyncDispose) return async () => dispose();
+        if (isDispose(key)) return dispose;
+        if (isAsyncDispose(key)) return async () => dispose();
         return undefined;
       }
       // A stub is not a promise: `await stub` yields the stub.
