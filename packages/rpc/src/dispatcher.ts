@@ -18,11 +18,21 @@
  * Internal module.
  */
 import { AccessPolicy, findMember, isPlainData, notFound, readDataProperty, type AccessOptions, type Member } from "./access.js";
-import { decodeContext, isJsonSafe, readValue, toRecords, type DecodeContext } from "./codec.js";
+import {
+  decodeContext,
+  type DecodeContext,
+  type EncodeContext,
+  type PendingBlob,
+  readArgs,
+  resolveBlobs,
+  writeThrown,
+  writeValue,
+} from "./codec.js";
 import { CloseCode, FrameKind, HEARTBEAT_PONG, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
+import { platformIdentities } from "./platform-state.js";
 import { RpcTarget } from "./rpc-target.js";
 
 /** Options of the server side. Validated once per options object. */
@@ -113,9 +123,22 @@ export interface ReplyChannel {
   close(code?: number, reason?: string): void;
 }
 
+/** A reply whose Blob bytes (`pending[from, to)`) must be read before its frame is sent. */
+interface BlobReply {
+  readonly id: number;
+  readonly part: number;
+  readonly from: number;
+  readonly to: number;
+}
+
 class Outbox {
   parts: string[] = [];
   blobs: Uint8Array[] = [];
+  /** Blob reads of the replies in `parts` (blobs.ts), and which reply each belongs to. */
+  pending: PendingBlob[] = [];
+  blobReplies: BlobReply[] = [];
+  /** Set while a frame waits for Blob bytes: later frames queue behind it, so replies keep their order. */
+  held: Promise<void> | undefined;
   scheduled = false;
   /** True while `dispatchFrame` runs a frame's calls: it flushes at its end, so `push` schedules nothing. */
   batching = false;
@@ -145,16 +168,44 @@ class Outbox {
   flush(): void {
     this.scheduled = false;
     if (this.parts.length === 0) return;
-    const body = this.parts.length === 1 ? `[${this.parts[0]}]` : `[${this.parts.join(",")}]`;
-    const frame = writeFrame(FrameKind.Replies, body, this.blobs);
+    const { parts, blobs, pending, blobReplies } = this;
     this.parts = [];
     this.blobs = [];
+    if (pending.length === 0 && this.held === undefined) {
+      this.send(parts, blobs);
+      return;
+    }
+    this.pending = [];
+    this.blobReplies = [];
+    const held: Promise<void> = (this.held ?? Promise.resolve())
+      .then(() => readReplyBlobs(parts, blobs, pending, blobReplies))
+      .then(() => {
+        this.send(parts, blobs);
+        if (this.held === held) this.held = undefined;
+      });
+    this.held = held;
+  }
+
+  private send(parts: string[], blobs: Uint8Array[]): void {
+    const body = parts.length === 1 ? `[${parts[0]}]` : `[${parts.join(",")}]`;
     try {
-      this.channel.send(frame);
+      this.channel.send(writeFrame(FrameKind.Replies, body, blobs));
     } catch {
       // The socket closed under us: the client sees DISCONNECTED for these calls.
     }
   }
+}
+
+/** Reads the Blobs of a reply frame; a reply whose Blob cannot be read becomes an `ENCODE` failure. */
+async function readReplyBlobs(parts: string[], blobs: Uint8Array[], pending: PendingBlob[], replies: BlobReply[]): Promise<void> {
+  await Promise.all(
+    replies.map(({ id, part, from, to }) =>
+      resolveBlobs(blobs, pending.slice(from, to)).catch((error: unknown) => {
+        for (let i = from; i < to; i++) blobs[pending[i]!.slot] = new Uint8Array(0);
+        parts[part] = failed(id, asRpcError(error, "ENCODE"));
+      }),
+    ),
+  );
 }
 
 const outboxes = new WeakMap<ReplyChannel, Outbox>();
@@ -350,26 +401,9 @@ function parseChain(chain: unknown, options: ResolvedServerOptions, ctx: DecodeC
   for (let i = 0; i < chain.length; i++) {
     const step = steps[i]!;
     if (typeof step === "string") continue;
-    const raw = chain[i] as unknown[];
-    let args: unknown;
-    if (raw[0] === 0) {
-      if (raw.length - 1 > limits.maxArgs) throw tooManyArgs(raw.length - 1, limits);
-      args = raw.slice(1);
-      readValue(0, args, ctx);
-    } else if (raw[0] === 1 && raw.length === 2) {
-      args = readValue(1, raw[1], ctx);
-      if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `Arguments of chain step ${i} are not an array.`);
-      if (args.length > limits.maxArgs) throw tooManyArgs(args.length, limits);
-    } else {
-      throw new RpcError("PROTOCOL", `Chain step ${i} has an unknown argument encoding.`);
-    }
-    step.args = args as unknown[];
+    step.args = readArgs(chain[i] as unknown[], ctx, i);
   }
   return steps;
-}
-
-function tooManyArgs(count: number, limits: RpcLimits): RpcError {
-  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
 }
 
 /** Errors the dispatcher raises itself (sent as `Failed` with their code, not as thrown values). */
@@ -417,16 +451,16 @@ function runCall(
   try {
     result = runFrom(cursor, target, steps, 0, label, options.policy);
   } catch (error) {
-    out.push(id, threw(id, error, options, out));
+    out.push(id, threw(id, error, options, out, target));
     return undefined;
   }
   if (result instanceof Promise) {
     return result.then(
-      (value) => out.push(id, ok(id, value, out, target)),
-      (error) => out.push(id, threw(id, error, options, out)),
+      (value) => out.push(id, ok(id, value, out, target, options)),
+      (error) => out.push(id, threw(id, error, options, out, target)),
     );
   }
-  out.push(id, ok(id, result, out, target));
+  out.push(id, ok(id, result, out, target, options));
   return undefined;
 }
 
@@ -508,38 +542,86 @@ function isPlatformState(target: object, value: unknown): boolean {
   return value === target || value === (target as { env?: unknown }).env || value === (target as { ctx?: unknown }).ctx;
 }
 
-function ok(id: number, value: unknown, out: Outbox, target: object): string {
+/**
+ * How replies of `target` are encoded into `out`'s frame: never the object, its env or its ctx
+ * (platform-state.ts) unless the policy trusts every caller.
+ */
+function replyContext(out: Outbox, target: object, options: ResolvedServerOptions, label: string, stack: boolean): EncodeContext {
+  return {
+    blobs: out.blobs,
+    pending: out.pending,
+    stack,
+    label,
+    maxDepth: options.limits.maxDepth,
+    forbidden: options.policy.trusted ? undefined : platformIdentities(target),
+  };
+}
+
+const PRIMITIVES: EncodeContext = { blobs: [], stack: false, label: "result" };
+
+/** Records the Blob reads a reply added; it is pushed right after, so its part index is the current length. */
+function noteBlobs(out: Outbox, id: number, from: number): void {
+  if (out.pending.length > from) out.blobReplies.push({ id, part: out.parts.length, from, to: out.pending.length });
+}
+
+function ok(id: number, value: unknown, out: Outbox, target: object, options: ResolvedServerOptions): string {
   if (value === undefined) return `[${id}]`;
-  if (typeof value === "object" && value !== null && isPlatformState(target, value)) {
-    return failed(id, new RpcError("ENCODE", "Cannot send the Durable Object, its env or its ctx."));
-  }
-  if (isJsonSafe(value)) return JSON.stringify([id, ReplyStatus.OkJson, value]);
-  const mark = out.blobs.length;
+  const blobMark = out.blobs.length;
+  const pendingMark = out.pending.length;
+  // Primitives add no blobs and cannot be forbidden: no per-reply context for them.
+  const ctx = typeof value === "object" && value !== null ? replyContext(out, target, options, "result", false) : PRIMITIVES;
   try {
-    return JSON.stringify([id, ReplyStatus.OkRecords, toRecords(value, { blobs: out.blobs, stack: false })]);
+    // A result's reply status is its value tag: OkJson, OkRecords or OkBytes.
+    const [tag, payload] = writeValue(value, ctx);
+    const json = JSON.stringify([id, tag, payload]);
+    noteBlobs(out, id, pendingMark);
+    return json;
   } catch (error) {
-    out.blobs.length = mark;
-    return failed(id, asRpcError(error, "ENCODE"));
+    out.blobs.length = blobMark;
+    out.pending.length = pendingMark;
+    return failed(id, asRpcError(error, "ENCODE"), ctx);
   }
 }
 
-function threw(id: number, error: unknown, options: ResolvedServerOptions, out: Outbox): string {
+function threw(id: number, error: unknown, options: ResolvedServerOptions, out: Outbox, target: object): string {
   if (error instanceof RpcError && ownErrors.has(error)) return failed(id, error);
-  const mark = out.blobs.length;
+  const blobMark = out.blobs.length;
+  const pendingMark = out.pending.length;
+  const ctx = replyContext(out, target, options, "thrown value", options.exposeErrorStack);
   try {
-    return JSON.stringify([id, ReplyStatus.Threw, toRecords(error, { blobs: out.blobs, stack: options.exposeErrorStack })]);
+    const json = JSON.stringify([id, ReplyStatus.Threw, writeThrown(error, ctx)]);
+    noteBlobs(out, id, pendingMark);
+    return json;
   } catch {
-    out.blobs.length = mark;
+    out.blobs.length = blobMark;
+    out.pending.length = pendingMark;
     // The thrown value holds something that cannot travel: keep what identifies it.
     const plain = error instanceof Error ? error : new Error(String(error));
     const fallback = new Error(plain.message);
     fallback.name = plain.name;
     if (options.exposeErrorStack && plain.stack) fallback.stack = plain.stack;
-    return JSON.stringify([id, ReplyStatus.Threw, toRecords(fallback, { blobs: out.blobs, stack: options.exposeErrorStack })]);
+    return JSON.stringify([id, ReplyStatus.Threw, writeThrown(fallback, { blobs: out.blobs, stack: options.exposeErrorStack })]);
   }
 }
 
-function failed(id: number, error: RpcError): string {
+/**
+ * `[id, 3, code, message]`. An `ENCODE` failure caused by user code (a getter that threw while
+ * the result was read) also carries that exception, as a record table, so the client's
+ * `RpcError` has it as `cause`. A cause that cannot travel itself (or holds a Blob, which would
+ * need another read) is left out.
+ */
+function failed(id: number, error: RpcError, ctx?: EncodeContext): string {
+  if (ctx && error.code === "ENCODE" && error.cause !== undefined) {
+    const blobMark = ctx.blobs.length;
+    try {
+      const causeCtx: EncodeContext = { ...ctx, pending: [], label: "cause" };
+      const cause = writeThrown(error.cause, causeCtx);
+      if (causeCtx.pending!.length === 0) return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message, cause]);
+    } catch {
+      // The cause cannot travel: the code and message still do.
+    }
+    ctx.blobs.length = blobMark;
+  }
   return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message]);
 }
 

@@ -21,7 +21,7 @@
  *
  * Internal module.
  */
-import { decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
+import { decodeContext, type EncodeContext, fromRecords, readValue, resolveBlobs, writeArgs } from "./codec.js";
 import { type ChainStep, CloseCode, FrameKind, HEARTBEAT_PING, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData } from "./frame.js";
@@ -109,6 +109,8 @@ interface Pending {
   /** Re-sends left for an idempotent call; 0 otherwise. */
   retries: number;
   sent: boolean;
+  /** Set while the bytes of Blobs in its arguments are being read: it, and the calls after it, wait. */
+  ready: Promise<void> | undefined;
 }
 
 const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
@@ -223,10 +225,11 @@ export class ClientSession implements TransportHandler {
     }
 
     const id = this.nextId++;
-    const blobs: Uint8Array[] = [];
+    const ctx: EncodeContext = { blobs: [], stack: true, label: "arguments", maxDepth: limits.maxDepth };
+    const blobs = ctx.blobs;
     let json: string;
     try {
-      json = JSON.stringify([id, this.encodeChain(node, blobs)]);
+      json = JSON.stringify([id, this.encodeChain(node, ctx)]);
     } catch (error) {
       reject(error instanceof RpcError ? error : new RpcError("ENCODE", `Cannot encode the call: ${String(error)}`, { cause: error }));
       return;
@@ -244,7 +247,17 @@ export class ClientSession implements TransportHandler {
       onAbort: undefined,
       retries: callOptions?.idempotent ? (callOptions.retries ?? 3) : 0,
       sent: false,
+      ready: undefined,
     };
+    if (ctx.pending?.length) {
+      entry.ready = resolveBlobs(blobs, ctx.pending).then(
+        () => void (entry.ready = undefined),
+        (error: unknown) => {
+          entry.ready = undefined;
+          this.settle(id)?.reject(error);
+        },
+      );
+    }
     const timeout = callOptions?.timeout ?? this.options.timeout;
     if (timeout > 0) {
       entry.timeout = timeout;
@@ -271,7 +284,7 @@ export class ClientSession implements TransportHandler {
     }
   }
 
-  private encodeChain(node: ChainNode, blobs: Uint8Array[]): ChainStep[] {
+  private encodeChain(node: ChainNode, ctx: EncodeContext): ChainStep[] {
     let length = 0;
     for (let n: ChainNode | undefined = node; n; n = n.parent) length++;
     if (length > this.options.limits.maxChainLength) {
@@ -284,8 +297,7 @@ export class ClientSession implements TransportHandler {
     for (let n: ChainNode | undefined = node; n; n = n.parent) {
       const args = n.args;
       if (args === undefined) steps[--length] = n.key!;
-      else if (isJsonSafe(args)) steps[--length] = [0, ...args];
-      else steps[--length] = [1, toRecords(args, { blobs, stack: true })];
+      else steps[--length] = writeArgs(args, ctx);
     }
     return steps;
   }
@@ -344,8 +356,15 @@ export class ClientSession implements TransportHandler {
       parts = [];
       blobs = [];
     };
-    for (const entry of queue) {
+    for (let i = 0; i < queue.length; i++) {
+      const entry = queue[i]!;
       if (this.pending.get(entry.id) !== entry) continue; // settled while queued
+      if (entry.ready) {
+        // Its Blobs are still being read: it and every call after it wait, so calls keep their order.
+        this.queue = queue.slice(i).concat(this.queue);
+        entry.ready.then(this.flushBound);
+        break;
+      }
       if (entry.blobs.length > 0) {
         if (blobs.length > 0) send();
         blobs = entry.blobs;
@@ -432,6 +451,7 @@ export class ClientSession implements TransportHandler {
             break;
           case ReplyStatus.OkJson:
           case ReplyStatus.OkRecords:
+          case ReplyStatus.OkBytes:
             entry.resolve(readValue(reply[1], reply[2], ctx));
             break;
           case ReplyStatus.Threw:
@@ -439,7 +459,8 @@ export class ClientSession implements TransportHandler {
             break;
           case ReplyStatus.Failed: {
             const code = isRpcErrorCode(reply[2]) ? reply[2] : "INTERNAL";
-            entry.reject(new RpcError(code, typeof reply[3] === "string" ? reply[3] : "The server failed without a message."));
+            const message = typeof reply[3] === "string" ? reply[3] : "The server failed without a message.";
+            entry.reject(new RpcError(code, message, reply.length > 4 ? { cause: fromRecords(reply[4], ctx) } : undefined));
             break;
           }
           default:

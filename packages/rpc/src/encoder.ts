@@ -1,0 +1,523 @@
+/**
+ * The record writer: flattens any structured-clone value into a record table (records.ts for
+ * the layout, docs/protocol.md for the types).
+ *
+ * Invariants:
+ *  - Each property is read once. Plain objects and arrays the JSON walk already copied
+ *    (json-path.ts) are read from their copies (`copies`), so a getter never runs twice.
+ *  - Records are numbered in depth-first pre-order from the root (index 0), exactly as a
+ *    recursive writer would, but the walk keeps its own stack: a value 100,000 levels deep
+ *    costs memory, never the call stack. `maxDepth` still bounds it, because a Proxy can
+ *    produce an endless chain.
+ *  - Whatever cannot travel fails the whole value with `RpcError` `ENCODE` naming where it was
+ *    (`result.config.env`), and an exception thrown while reading (a getter) is kept as that
+ *    error's `cause`.
+ *
+ * Internal module.
+ */
+import { pendingBlob, type PendingBlob } from "./blobs.js";
+import type { RecordTable, WireRecord } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import { keySegment } from "./json-path.js";
+import { DEFAULT_LIMITS } from "./limits.js";
+import {
+  BlobCtor,
+  Ext,
+  FileCtor,
+  isArrayBuffer,
+  isDetached,
+  isOutOfBounds,
+  isResizable,
+  NEG_ZERO,
+  T,
+  VIEW_TYPES,
+  viewName,
+} from "./records.js";
+
+/** Per-frame encoding state: blobs are shared by every value of the frame. */
+export interface EncodeContext {
+  /** Binary payloads; a record refers to one by its index here. */
+  blobs: Uint8Array[];
+  /** Include `Error.stack`. */
+  stack: boolean;
+  /** Blob and File bytes still to be read into `blobs` before the frame is written (see blobs.ts). */
+  pending?: PendingBlob[];
+  /** Objects that must never be sent, with how to name them (the server's env, ctx, …). */
+  forbidden?: ReadonlyMap<object, string>;
+  /** Names the value in error messages: "result", "arguments", … Default "value". */
+  label?: string;
+  /** Deepest nesting walked before refusing. Default `DEFAULT_LIMITS.maxDepth`. */
+  maxDepth?: number;
+}
+
+const { getPrototypeOf, hasOwn, keys: ownKeys } = Object;
+const objectToString = Object.prototype.toString;
+const OBJECT_PROTO = Object.prototype;
+const ARRAY_PROTO = Array.prototype;
+// Brand-checked readers: a subclass or an own property cannot redirect them to user code.
+const mapEntries = Map.prototype.entries;
+const setValues = Set.prototype.values;
+const dateTime = Date.prototype.getTime;
+const numberValue = Number.prototype.valueOf;
+const stringValue = String.prototype.valueOf;
+const booleanValue = Boolean.prototype.valueOf;
+const bigintValue = BigInt.prototype.valueOf;
+const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
+const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
+
+/** A path segment that is not a property name (a Map entry, an error's cause). */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
+type Segment = string | number | Literal;
+
+function segmentText(segment: Segment): string {
+  if (typeof segment === "number") return `[${segment}]`;
+  if (typeof segment === "string") return keySegment(segment);
+  return segment.text;
+}
+
+/** Where a child's record index is stored: a payload array, an entry pair, an error payload. */
+type Holder = object;
+
+/** The children of one container still to be written, and where their record indexes go. */
+interface Frame {
+  readonly values: unknown[];
+  /** Child `j`'s index is stored at `holders[j][slots[j]]`. */
+  readonly holders: Holder[];
+  readonly slots: (number | string)[];
+  readonly segments: Segment[];
+  /** This container's own segment, relative to its parent. */
+  readonly segment: Segment | undefined;
+  next: number;
+}
+
+/** The writer's own refusal; the path is added by `write`, which knows where the walk is. */
+class Refusal {
+  constructor(
+    readonly describe: (path: string) => string,
+    readonly cause?: unknown,
+    /** A segment below the child being written (the property whose getter threw). */
+    readonly inner?: Segment,
+  ) {}
+}
+
+/** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
+export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
+  const writer = new RecordWriter(ctx, copies);
+  writer.write(value);
+  writer.trimBuffers();
+  return writer.records;
+}
+
+class RecordWriter {
+  readonly records: WireRecord[] = [];
+  /** Objects by identity and primitives by value → record index (aliases, cycles, dedupe). */
+  private readonly refs = new Map<unknown, number>();
+  /** ArrayBuffer → record index, so views over one buffer share it after decoding too. */
+  private readonly buffers = new Map<ArrayBufferLike, number>();
+  /** Buffer record → how many times the value refers to it (absent: once). */
+  private readonly bufferUses = new Map<number, number>();
+  /** Views whose buffer record may be trimmed to the view's own bytes. */
+  private readonly views: [payload: [string, number, number, number], view: ArrayBufferView][] = [];
+  private readonly frames: Frame[] = [];
+  private readonly maxDepth: number;
+
+  constructor(
+    private readonly ctx: EncodeContext,
+    private readonly copies: ReadonlyMap<object, object> | undefined,
+  ) {
+    this.maxDepth = ctx.maxDepth ?? DEFAULT_LIMITS.maxDepth;
+  }
+
+  write(root: unknown): void {
+    const frames = this.frames;
+    try {
+      this.add(root, undefined);
+      while (frames.length) {
+        const frame = frames[frames.length - 1]!;
+        if (frame.next === frame.values.length) {
+          frames.pop();
+          continue;
+        }
+        const j = frame.next++;
+        (frame.holders[j] as Record<string | number, number>)[frame.slots[j]!] = this.add(frame.values[j], frame.segments[j]);
+      }
+    } catch (error) {
+      throw this.located(error);
+    }
+  }
+
+  /** Turns a refusal or a read failure into `ENCODE` naming where the walk was. */
+  private located(error: unknown): RpcError {
+    let path = this.ctx.label ?? "value";
+    const frames = this.frames;
+    for (let i = 1; i < frames.length; i++) path += segmentText(frames[i]!.segment!);
+    const top = frames[frames.length - 1];
+    if (top && top.next > 0) path += segmentText(top.segments[top.next - 1]!);
+    if (error instanceof Refusal) {
+      if (error.inner !== undefined) path += segmentText(error.inner);
+      return new RpcError("ENCODE", error.describe(path), error.cause === undefined ? undefined : { cause: error.cause });
+    }
+    return new RpcError("ENCODE", `Reading ${path} threw: ${describeThrown(error)}`, { cause: error });
+  }
+
+  private push(record: WireRecord, key: unknown): number {
+    const index = this.records.push(record) - 1;
+    this.refs.set(key, index);
+    return index;
+  }
+
+  /** Opens a frame for a container's children; the container's record is already pushed. */
+  private open(values: unknown[], holders: Holder[], slots: (number | string)[], segments: Segment[], segment: Segment | undefined): void {
+    if (values.length === 0) return;
+    if (this.frames.length >= this.maxDepth) {
+      throw new Refusal((path) => `Cannot send ${path}: the value is nested deeper than ${this.maxDepth} levels.`);
+    }
+    this.frames.push({ values, holders, slots, segments, segment, next: 0 });
+  }
+
+  private add(value: unknown, segment: Segment | undefined): number {
+    if (typeof value === "object" && value !== null) value = this.copies?.get(value) ?? value;
+    const known = this.refs.get(value);
+    if (known !== undefined && !(value === 0 && 1 / (value as number) < 0)) return known;
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        return this.push([T.PRIMITIVE, value], value);
+      case "number":
+        if (value !== value || value === Infinity || value === -Infinity) return this.push([Ext.NUMBER, String(value)], value);
+        if (value === 0 && 1 / value < 0) return this.records.push([NEG_ZERO as never]) - 1;
+        return this.push([T.PRIMITIVE, value], value);
+      case "undefined":
+        return this.push([T.VOID], value);
+      case "bigint":
+        return this.push([T.BIGINT, value.toString()], value);
+      case "object":
+        if (value === null) return this.push([T.PRIMITIVE, null], value);
+        return this.addObject(value, segment);
+      case "function": {
+        const name = value.name;
+        throw new Refusal(
+          (path) => `Cannot send ${path}: it is a function${name ? ` (${name})` : ""}, and functions do not cross the wire.`,
+        );
+      }
+      default:
+        throw new Refusal((path) => `Cannot send ${path}: it is a ${typeof value}, which does not cross the wire.`);
+    }
+  }
+
+  private addObject(value: object, segment: Segment | undefined): number {
+    const forbidden = this.ctx.forbidden?.get(value);
+    if (forbidden !== undefined) {
+      throw new Refusal(
+        (path) =>
+          `Cannot send ${path}: it is ${forbidden}, which never leaves the server. Return the data you mean to send (access.unsafeTrustedCaller lifts this).`,
+      );
+    }
+    const proto = getPrototypeOf(value);
+    if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value, segment);
+    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>, segment);
+
+    const tag = objectToString.call(value).slice(8, -1);
+    switch (tag) {
+      case "Date": {
+        const time = dateTime.call(value);
+        return this.push([T.DATE, time === time ? time : ""], value);
+      }
+      case "RegExp":
+        return this.push([T.REGEXP, { source: regexpSource.call(value) as string, flags: regexpFlags.call(value) as string }], value);
+      case "Map": {
+        const entries: [number, number][] = [];
+        const index = this.push([T.MAP, entries], value);
+        const values: unknown[] = [];
+        const holders: Holder[] = [];
+        const slots: number[] = [];
+        const segments: Segment[] = [];
+        for (const [k, v] of mapEntries.call(value as Map<unknown, unknown>)) {
+          const pair: [number, number] = [-1, -1];
+          entries.push(pair);
+          const n = entries.length - 1;
+          values.push(k, v);
+          holders.push(pair, pair);
+          slots.push(0, 1);
+          segments.push(new Literal(`<Map key #${n}>`), new Literal(`<Map value #${n}>`));
+        }
+        this.open(values, holders, slots, segments, segment);
+        return index;
+      }
+      case "Set": {
+        const items: number[] = [];
+        const index = this.push([T.SET, items], value);
+        const values = [...setValues.call(value as Set<unknown>)];
+        items.length = values.length;
+        const segments = values.map((_, n) => new Literal(`<Set element #${n}>`));
+        this.open(values, sameHolder(items, values.length), indexes(values.length), segments, segment);
+        return index;
+      }
+      case "ArrayBuffer":
+        return this.addBuffer(value as ArrayBuffer);
+      case "Boolean":
+        return this.push([tag as never, booleanValue.call(value)], value);
+      case "String":
+        return this.push([tag as never, stringValue.call(value)], value);
+      case "Number": {
+        // JSON has no NaN, ±Infinity or -0: those go as strings (`new Number("-0")` agrees).
+        const n = numberValue.call(value);
+        const payload = n !== n || n === Infinity || n === -Infinity ? String(n) : n === 0 && 1 / n < 0 ? NEG_ZERO : n;
+        return this.push([tag as never, payload], value);
+      }
+      case "BigInt":
+        return this.push([tag as never, bigintValue.call(value).toString()], value);
+      case "Array":
+        // An array from another realm, or with an unusual prototype: its elements still travel.
+        return this.addArray(value as unknown[], segment);
+      case "Blob":
+      case "File":
+        if (BlobCtor && value instanceof BlobCtor) return this.addBlob(value);
+        break;
+    }
+    if (ArrayBuffer.isView(value)) return this.addView(value);
+    if (value instanceof Error || tag === "Error") return this.addError(value as Error, segment);
+    const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+    const kind = typeof name === "string" && name ? name : tag;
+    throw new Refusal(
+      (path) =>
+        `Cannot send ${path}: it is an instance of ${kind}, and only plain objects, arrays and structured-clone types cross the wire.`,
+    );
+  }
+
+  private addArray(value: unknown[], segment: Segment | undefined): number {
+    const n = value.length;
+    const keys = ownKeys(value);
+    // Own enumerable keys of an array list its present indexes first, ascending, then the named
+    // properties: dense without names exactly when the last of n keys is "n-1".
+    if (keys.length === n && (n === 0 || keys[n - 1] === String(n - 1))) {
+      const items: number[] = new Array(n);
+      const index = this.push([T.ARRAY, items], value);
+      const values = new Array<unknown>(n);
+      for (let i = 0; i < n; i++) values[i] = this.read(value, i);
+      this.open(values, sameHolder(items, n), indexes(n), indexes(n), segment);
+      return index;
+    }
+    // Holes, named properties or both: present elements as [index, record] pairs, and named
+    // properties as [key, value] record pairs (type 20) when there are any.
+    let named = 0;
+    for (let k = keys.length - 1; k >= 0 && !isIndexKey(keys[k]!, n); k--) named++;
+    const elements: number[] = named === 0 ? [n] : [];
+    const props: [number, number][] = [];
+    const index = this.push(named === 0 ? [Ext.SPARSE_ARRAY, elements] : [Ext.ARRAY_WITH_PROPS, [n, elements, props]], value);
+    const values: unknown[] = [];
+    const holders: Holder[] = [];
+    const slots: number[] = [];
+    const segments: Segment[] = [];
+    for (let k = 0; k < keys.length - named; k++) {
+      const i = Number(keys[k]);
+      elements.push(i, -1);
+      values.push(this.read(value, i));
+      holders.push(elements);
+      slots.push(elements.length - 1);
+      segments.push(i);
+    }
+    for (let k = keys.length - named; k < keys.length; k++) {
+      const key = keys[k]!;
+      const pair: [number, number] = [-1, -1];
+      props.push(pair);
+      values.push(key, this.read(value, key));
+      holders.push(pair, pair);
+      slots.push(0, 1);
+      segments.push(key, key);
+    }
+    this.open(values, holders, slots, segments, segment);
+    return index;
+  }
+
+  private addPlain(value: Record<string, unknown>, segment: Segment | undefined): number {
+    const entries: [number, number][] = [];
+    const index = this.push([T.OBJECT, entries], value);
+    const keys = ownKeys(value);
+    const values = new Array<unknown>(keys.length * 2);
+    const holders = new Array<Holder>(keys.length * 2);
+    const slots = new Array<number>(keys.length * 2);
+    const segments = new Array<Segment>(keys.length * 2);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (key === "__proto__") {
+        throw new Refusal((path) => `Cannot send ${path}: it has an own "__proto__" key.`, undefined, key);
+      }
+      const pair: [number, number] = [-1, -1];
+      entries.push(pair);
+      values[2 * i] = key;
+      values[2 * i + 1] = this.read(value, key);
+      holders[2 * i] = holders[2 * i + 1] = pair;
+      slots[2 * i] = 0;
+      slots[2 * i + 1] = 1;
+      segments[2 * i] = segments[2 * i + 1] = key;
+    }
+    this.open(values, holders, slots, segments, segment);
+    return index;
+  }
+
+  /** One property read, with the property named if its getter throws. */
+  private read(holder: object, key: string | number): unknown {
+    try {
+      return (holder as Record<string | number, unknown>)[key];
+    } catch (error) {
+      throw new Refusal((path) => `Reading ${path} threw: ${describeThrown(error)}`, error, key);
+    }
+  }
+
+  private addBuffer(buffer: ArrayBufferLike): number {
+    const known = this.buffers.get(buffer);
+    if (known !== undefined) {
+      this.bufferUses.set(known, (this.bufferUses.get(known) ?? 1) + 1);
+      return known;
+    }
+    if (!isArrayBuffer(buffer)) {
+      throw new Refusal((path) => `Cannot send ${path}: it is a SharedArrayBuffer, and only ArrayBuffer bytes cross the wire.`);
+    }
+    if (isDetached(buffer)) throw new Refusal((path) => `Cannot send ${path}: its ArrayBuffer is detached.`);
+    const blob = this.ctx.blobs.push(new Uint8Array(buffer)) - 1;
+    // Tracked in `buffers` only (not `refs`), so every reference comes through here and counts.
+    const index =
+      this.records.push(
+        isResizable(buffer)
+          ? [Ext.RESIZABLE_BUFFER, [blob, (buffer as unknown as { maxByteLength: number }).maxByteLength]]
+          : [Ext.ARRAY_BUFFER, blob],
+      ) - 1;
+    this.buffers.set(buffer, index);
+    return index;
+  }
+
+  /**
+   * A view is sent with only its own bytes when nothing else in the value refers to its buffer.
+   * The structured clone algorithm would copy the whole buffer, but over a network that leaks
+   * whatever else shares it: Node's `Buffer.from("hi")` sits in an 8 KiB pool of unrelated
+   * data. Views that share a buffer with another part of the value keep sharing it, and so do
+   * views of a resizable buffer (its size and maximum are part of the value).
+   */
+  trimBuffers(): void {
+    for (const [payload, view] of this.views) {
+      const bufferRecord = payload[1];
+      if (this.bufferUses.has(bufferRecord)) continue;
+      const record = this.records[bufferRecord]!;
+      if (record[0] !== Ext.ARRAY_BUFFER) continue;
+      if (view.byteLength === view.buffer.byteLength) continue;
+      this.ctx.blobs[record[1] as number] = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      payload[2] = 0;
+    }
+  }
+
+  private addView(view: ArrayBufferView): number {
+    const name = viewName(view);
+    if (!(name in VIEW_TYPES)) throw new Refusal((path) => `Cannot send ${path}: it is a ${name}, which this runtime cannot rebuild.`);
+    if (isOutOfBounds(view)) {
+      throw new Refusal((path) => `Cannot send ${path}: the ${name} is out of bounds (its buffer shrank under it or was detached).`);
+    }
+    // Push the view before its buffer: the first value added must get index 0 (the root).
+    const payload: [string, number, number, number] = [
+      name,
+      -1,
+      view.byteOffset,
+      name === "DataView" ? view.byteLength : (view as Uint8Array).length,
+    ];
+    const index = this.push([Ext.VIEW, payload], view);
+    payload[1] = this.addBuffer(view.buffer);
+    this.views.push([payload, view]);
+    return index;
+  }
+
+  private addBlob(blob: Blob): number {
+    const slot = this.ctx.blobs.push(EMPTY_BYTES) - 1;
+    (this.ctx.pending ??= []).push(pendingBlob(blob, slot));
+    const record: WireRecord =
+      FileCtor && blob instanceof FileCtor ? [Ext.FILE, [slot, blob.type, blob.name, blob.lastModified]] : [Ext.BLOB, [slot, blob.type]];
+    return this.push(record, blob);
+  }
+
+  private addError(error: Error, segment: Segment | undefined): number {
+    const payload: { name: string; message?: string; stack?: string; cause?: number; props?: [number, number][] } = {
+      name: errorName(error),
+    };
+    // An error made without a message has none of its own: it must not arrive with `message: ""`.
+    if (hasOwn(error, "message")) {
+      const message = this.read(error, "message");
+      payload.message = typeof message === "string" ? message : String(message);
+    }
+    const index = this.push([T.ERROR, payload], error);
+    if (this.ctx.stack) {
+      const stack = this.read(error, "stack");
+      if (typeof stack === "string") payload.stack = stack;
+    }
+    const values: unknown[] = [];
+    const holders: Holder[] = [];
+    const slots: (number | string)[] = [];
+    const segments: Segment[] = [];
+    if (hasOwn(error, "cause")) {
+      values.push(this.read(error, "cause"));
+      holders.push(payload);
+      slots.push("cause");
+      segments.push(new Literal(".cause"));
+    }
+    const props: [number, number][] = [];
+    const addProp = (key: string, v: unknown) => {
+      const pair: [number, number] = [-1, -1];
+      props.push(pair);
+      values.push(key, v);
+      holders.push(pair, pair);
+      slots.push(0, 1);
+      segments.push(key, key);
+    };
+    for (const key of ownKeys(error)) {
+      if (key === "name" || key === "message" || key === "stack" || key === "cause" || key === "__proto__") continue;
+      const v = this.read(error, key);
+      // Thrown errors often carry handles (a response, a socket): skip what cannot travel rather
+      // than lose the whole error.
+      if (typeof v === "function" || typeof v === "symbol") continue;
+      addProp(key, v);
+    }
+    // AggregateError#errors is an own but non-enumerable property: carry it explicitly.
+    if (error instanceof AggregateError && !Object.prototype.propertyIsEnumerable.call(error, "errors")) {
+      const errors = this.read(error, "errors");
+      if (Array.isArray(errors)) addProp("errors", errors);
+    }
+    if (props.length) payload.props = props;
+    this.open(values, holders, slots, segments, segment);
+    return index;
+  }
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+
+/** `count` references to one array, for children that all land in it. */
+function sameHolder(holder: Holder, count: number): Holder[] {
+  return new Array<Holder>(count).fill(holder);
+}
+
+/** True for the canonical string of an index below `length` ("3", not "03" or "3.0"). */
+function isIndexKey(key: string, length: number): boolean {
+  const i = Number(key);
+  return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
+}
+
+/** [0, 1, …, count - 1]. */
+function indexes(count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) out[i] = i;
+  return out;
+}
+
+function describeThrown(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > 200 ? text.slice(0, 200) + "…" : text;
+}
+
+function errorName(error: Error): string {
+  const name = error.name;
+  if (typeof name === "string" && name !== "Error") return name;
+  // `class NotFound extends Error {}` leaves name "Error": the class name is what users expect.
+  const ctor = (error as { constructor?: { name?: unknown } }).constructor;
+  if (ctor && ctor !== Error && typeof ctor.name === "string" && ctor.name) return ctor.name;
+  return typeof name === "string" ? name : "Error";
+}
