@@ -330,6 +330,20 @@ describe("round trip through a real call", () => {
 // Errors: stack handling
 // ---------------------------------------------------------------------------------------------
 
+describe("Error messages", () => {
+  it('an Error made without a message arrives without an own message (not message: "")', async () => {
+    expect(Object.hasOwn(decode(encode(new Error())) as object, "message")).toBe(false);
+    const { result } = await viaCall(new RangeError());
+    expect(Object.hasOwn(result as object, "message")).toBe(false);
+    expect((result as Error).message).toBe("");
+  });
+
+  it("an Error made with an empty message keeps its own, non-enumerable empty message", () => {
+    const back = decode(encode(new TypeError(""))) as object;
+    expect(Object.getOwnPropertyDescriptor(back, "message")).toMatchObject({ value: "", enumerable: false });
+  });
+});
+
 describe("Error stacks", () => {
   function makeErrorInUniquelyNamedFunction(): Error {
     return new TypeError("with a stack");

@@ -18,7 +18,7 @@ import { type DecodeContext, bad, fromRecords } from "./decoder.js";
 import { type EncodeContext, writeRecords } from "./encoder.js";
 import { type ApplyStep, type RecordTable, ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { checkJsonValue, isJsonNumber, JsonSnapshot, ReadFailure } from "./json-path.js";
+import { abbreviatePath, checkJsonValue, isJsonNumber, JsonSnapshot, ReadFailure } from "./json-path.js";
 import type { RpcLimits } from "./limits.js";
 
 const { getPrototypeOf } = Object;
@@ -103,7 +103,7 @@ export function writeThrown(value: unknown, ctx: EncodeContext): RecordTable {
 /** A getter (or Proxy trap) threw during the JSON walk: `ENCODE` naming where, the exception as its cause. */
 function readFailed(error: unknown, ctx: EncodeContext): unknown {
   if (!(error instanceof ReadFailure)) return error;
-  const path = (ctx.label ?? "value") + error.segments.reverse().join("");
+  const path = (ctx.label ?? "value") + abbreviatePath(error.segments.reverse());
   const cause = error.cause;
   const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
   return new RpcError("ENCODE", `Reading ${path} threw: ${text.length > 200 ? text.slice(0, 200) + "…" : text}`, { cause });

@@ -18,7 +18,7 @@
 import { pendingBlob, type PendingBlob } from "./blobs.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { keySegment } from "./json-path.js";
+import { abbreviatePath, keySegment } from "./json-path.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import {
   BlobCtor,
@@ -71,6 +71,10 @@ class Literal {
 }
 
 type Segment = string | number | Literal;
+
+function pathText(segments: Segment[]): string {
+  return abbreviatePath(segments.map(segmentText));
+}
 
 function segmentText(segment: Segment): string {
   if (typeof segment === "number") return `[${segment}]`;
@@ -151,11 +155,12 @@ class RecordWriter {
 
   /** Turns a refusal or a read failure into `ENCODE` naming where the walk was. */
   private located(error: unknown): RpcError {
-    let path = this.ctx.label ?? "value";
     const frames = this.frames;
-    for (let i = 1; i < frames.length; i++) path += segmentText(frames[i]!.segment!);
+    const segments: Segment[] = [];
+    for (let i = 1; i < frames.length; i++) segments.push(frames[i]!.segment!);
     const top = frames[frames.length - 1];
-    if (top && top.next > 0) path += segmentText(top.segments[top.next - 1]!);
+    if (top && top.next > 0) segments.push(top.segments[top.next - 1]!);
+    let path = (this.ctx.label ?? "value") + pathText(segments);
     if (error instanceof Refusal) {
       if (error.inner !== undefined) path += segmentText(error.inner);
       return new RpcError("ENCODE", error.describe(path), error.cause === undefined ? undefined : { cause: error.cause });

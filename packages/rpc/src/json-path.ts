@@ -44,6 +44,15 @@ export class ReadFailure {
   constructor(readonly cause: unknown) {}
 }
 
+const MAX_PATH_SEGMENTS = 16;
+
+/** A path below the root, in order; a very deep one keeps its ends and says how many levels it skips. */
+export function abbreviatePath(segments: string[]): string {
+  if (segments.length <= MAX_PATH_SEGMENTS) return segments.join("");
+  const half = MAX_PATH_SEGMENTS / 2;
+  return `${segments.slice(0, half).join("")}…(${segments.length - MAX_PATH_SEGMENTS} more levels)…${segments.slice(-half).join("")}`;
+}
+
 /** `.name`, or `["odd name"]` when the key is not an identifier. */
 export function keySegment(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
