@@ -542,6 +542,8 @@ const UNENCODABLE: [string, () => unknown, RegExp?][] = [
   ["a WeakMap", () => new WeakMap(), /WeakMap/],
   ["a WeakSet", () => new WeakSet()],
   ["a Promise", () => Promise.resolve(1)],
+  ["a SharedArrayBuffer (named as such)", () => ({ shared: new SharedArrayBuffer(8) }), /value\.shared: it is a SharedArrayBuffer/],
+  ["an object with a prototype of its own (named as such)", () => Object.create({ inherited: 1 }), /prototype of its own/],
   ["an own __proto__ key", () => JSON.parse('{"__proto__":1}'), /__proto__/],
   ["a nested own __proto__ key", () => ({ ok: [JSON.parse('{"a":1,"__proto__":{"polluted":true}}')] }), /__proto__/],
 ];

@@ -262,6 +262,7 @@ class RecordWriter {
         return index;
       }
       case "ArrayBuffer":
+      case "SharedArrayBuffer":
         return this.addBuffer(value as ArrayBuffer);
       case "Boolean":
         return this.push([tag as never, booleanValue.call(value)], value);
@@ -285,11 +286,13 @@ class RecordWriter {
     }
     if (ArrayBuffer.isView(value)) return this.addView(value);
     if (value instanceof Error || tag === "Error") return this.addError(value as Error, segment);
-    const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
-    const kind = typeof name === "string" && name ? name : tag;
+    const ctor = (value as { constructor?: { name?: unknown } }).constructor;
+    const name = ctor?.name;
+    // `Object.create(proto)` or a function's `prototype = {…}`: the constructor found is Object's.
+    const kind =
+      ctor === Object ? "an object with a prototype of its own" : `an instance of ${typeof name === "string" && name ? name : tag}`;
     throw new Refusal(
-      (path) =>
-        `Cannot send ${path}: it is an instance of ${kind}, and only plain objects, arrays and structured-clone types cross the wire.`,
+      (path) => `Cannot send ${path}: it is ${kind}, and only plain objects, arrays and structured-clone types cross the wire.`,
     );
   }
 
