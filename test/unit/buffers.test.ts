@@ -82,6 +82,17 @@ describe("the bytes path for a lone bytes value", () => {
     expect(reply[0]![1]).toBe(4);
   });
 
+  it.each([1, 7, 16, 1000])("starts the first blob at a multiple of 16 bytes (header padded with spaces), %i-byte value", (n) => {
+    for (const value of [bytes(n), { nested: bytes(n), name: "x".repeat(n % 13) }]) {
+      const frame = encode(value) as Uint8Array;
+      const view = new DataView(frame.buffer, frame.byteOffset);
+      const blobs = view.getUint32(4, true);
+      const headerLength = view.getUint32(8, true);
+      expect((12 + 4 * blobs + headerLength) % 16).toBe(0);
+      expectSame(decode(frame), value);
+    }
+  });
+
   it("uses the record table when the bytes are not alone (two arguments, or inside an object)", () => {
     expect(frameOf(encode({ b: bytes(8) })).body[0]).toBe(1);
     expect(frameOf(encode([bytes(8)])).body[0]).toBe(1);

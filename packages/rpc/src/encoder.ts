@@ -85,15 +85,43 @@ function segmentText(segment: Segment): string {
 /** Where a child's record index is stored: a payload array, an entry pair, an error payload. */
 type Holder = object;
 
-/** The children of one container still to be written, and where their record indexes go. */
+/**
+ * How a container's children are named in error paths, worked out only when a path is needed:
+ * an array's child j is `[j]`, a Map's entry halves and a Set's elements are numbered, a plain
+ * object's children come in key/value pairs named by `keys`, anything else lists its segments.
+ */
+const BY_INDEX = 0;
+const MAP_ENTRIES = 1;
+const SET_ELEMENTS = 2;
+class PairKeys {
+  constructor(readonly keys: string[]) {}
+}
+type Names = typeof BY_INDEX | typeof MAP_ENTRIES | typeof SET_ELEMENTS | PairKeys | Segment[];
+
+function segmentOf(names: Names, j: number): Segment {
+  if (names === BY_INDEX) return j;
+  if (names === MAP_ENTRIES) return new Literal(`<Map ${j % 2 ? "value" : "key"} #${j >> 1}>`);
+  if (names === SET_ELEMENTS) return new Literal(`<Set element #${j}>`);
+  if (names instanceof PairKeys) return names.keys[j >> 1]!;
+  return names[j]!;
+}
+
+/** Where a frame puts child `j`'s record index (see Frame). */
+const INTO_LIST = 0;
+const INTO_PAIRS = 1;
+const INTO_SLOTS = 2;
+
+/**
+ * The children of one container still to be written, and where their record indexes go:
+ * `into[j]` (arrays, sets), `into[j >> 1][j & 1]` (key/value pairs of objects and maps), or
+ * `into[j][slots[j]]` (errors, arrays with holes or names).
+ */
 interface Frame {
   readonly values: unknown[];
-  /** Child `j`'s index is stored at `holders[j][slots[j]]`. */
-  readonly holders: Holder[];
-  readonly slots: (number | string)[];
-  readonly segments: Segment[];
-  /** This container's own segment, relative to its parent. */
-  readonly segment: Segment | undefined;
+  readonly mode: typeof INTO_LIST | typeof INTO_PAIRS | typeof INTO_SLOTS;
+  readonly into: unknown[];
+  readonly slots: (number | string)[] | undefined;
+  readonly names: Names;
   next: number;
 }
 
@@ -138,7 +166,7 @@ class RecordWriter {
   write(root: unknown): void {
     const frames = this.frames;
     try {
-      this.add(root, undefined);
+      this.add(root);
       while (frames.length) {
         const frame = frames[frames.length - 1]!;
         if (frame.next === frame.values.length) {
@@ -146,7 +174,10 @@ class RecordWriter {
           continue;
         }
         const j = frame.next++;
-        (frame.holders[j] as Record<string | number, number>)[frame.slots[j]!] = this.add(frame.values[j], frame.segments[j]);
+        const index = this.add(frame.values[j]);
+        if (frame.mode === INTO_LIST) frame.into[j] = index;
+        else if (frame.mode === INTO_PAIRS) (frame.into[j >> 1] as number[])[j & 1] = index;
+        else (frame.into[j] as Record<string | number, number>)[frame.slots![j]!] = index;
       }
     } catch (error) {
       throw this.located(error);
@@ -156,10 +187,10 @@ class RecordWriter {
   /** Turns a refusal or a read failure into `ENCODE` naming where the walk was. */
   private located(error: unknown): RpcError {
     const frames = this.frames;
+    // Each open frame is writing its child `next - 1`: the frame above it, or, for the top one,
+    // the value that failed.
     const segments: Segment[] = [];
-    for (let i = 1; i < frames.length; i++) segments.push(frames[i]!.segment!);
-    const top = frames[frames.length - 1];
-    if (top && top.next > 0) segments.push(top.segments[top.next - 1]!);
+    for (const frame of frames) if (frame.next > 0) segments.push(segmentOf(frame.names, frame.next - 1));
     let path = (this.ctx.label ?? "value") + pathText(segments);
     if (error instanceof Refusal) {
       if (error.inner !== undefined) path += segmentText(error.inner);
@@ -175,15 +206,15 @@ class RecordWriter {
   }
 
   /** Opens a frame for a container's children; the container's record is already pushed. */
-  private open(values: unknown[], holders: Holder[], slots: (number | string)[], segments: Segment[], segment: Segment | undefined): void {
+  private open(values: unknown[], mode: Frame["mode"], into: unknown[], slots: Frame["slots"], names: Names): void {
     if (values.length === 0) return;
     if (this.frames.length >= this.maxDepth) {
       throw new Refusal((path) => `Cannot send ${path}: the value is nested deeper than ${this.maxDepth} levels.`);
     }
-    this.frames.push({ values, holders, slots, segments, segment, next: 0 });
+    this.frames.push({ values, mode, into, slots, names, next: 0 });
   }
 
-  private add(value: unknown, segment: Segment | undefined): number {
+  private add(value: unknown): number {
     if (typeof value === "object" && value !== null) value = this.copies?.get(value) ?? value;
     const known = this.refs.get(value);
     if (known !== undefined && !(value === 0 && 1 / (value as number) < 0)) return known;
@@ -201,7 +232,7 @@ class RecordWriter {
         return this.push([T.BIGINT, value.toString()], value);
       case "object":
         if (value === null) return this.push([T.PRIMITIVE, null], value);
-        return this.addObject(value, segment);
+        return this.addObject(value);
       case "function": {
         const name = value.name;
         throw new Refusal(
@@ -213,7 +244,7 @@ class RecordWriter {
     }
   }
 
-  private addObject(value: object, segment: Segment | undefined): number {
+  private addObject(value: object): number {
     const forbidden = this.ctx.forbidden?.get(value);
     if (forbidden !== undefined) {
       throw new Refusal(
@@ -222,8 +253,8 @@ class RecordWriter {
       );
     }
     const proto = getPrototypeOf(value);
-    if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value, segment);
-    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>, segment);
+    if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value);
+    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>);
 
     const tag = objectToString.call(value).slice(8, -1);
     switch (tag) {
@@ -237,19 +268,11 @@ class RecordWriter {
         const entries: [number, number][] = [];
         const index = this.push([T.MAP, entries], value);
         const values: unknown[] = [];
-        const holders: Holder[] = [];
-        const slots: number[] = [];
-        const segments: Segment[] = [];
         for (const [k, v] of mapEntries.call(value as Map<unknown, unknown>)) {
-          const pair: [number, number] = [-1, -1];
-          entries.push(pair);
-          const n = entries.length - 1;
+          entries.push([-1, -1]);
           values.push(k, v);
-          holders.push(pair, pair);
-          slots.push(0, 1);
-          segments.push(new Literal(`<Map key #${n}>`), new Literal(`<Map value #${n}>`));
         }
-        this.open(values, holders, slots, segments, segment);
+        this.open(values, INTO_PAIRS, entries, undefined, MAP_ENTRIES);
         return index;
       }
       case "Set": {
@@ -257,8 +280,7 @@ class RecordWriter {
         const index = this.push([T.SET, items], value);
         const values = [...setValues.call(value as Set<unknown>)];
         items.length = values.length;
-        const segments = values.map((_, n) => new Literal(`<Set element #${n}>`));
-        this.open(values, sameHolder(items, values.length), indexes(values.length), segments, segment);
+        this.open(values, INTO_LIST, items, undefined, SET_ELEMENTS);
         return index;
       }
       case "ArrayBuffer":
@@ -278,14 +300,14 @@ class RecordWriter {
         return this.push([tag as never, bigintValue.call(value).toString()], value);
       case "Array":
         // An array from another realm, or with an unusual prototype: its elements still travel.
-        return this.addArray(value as unknown[], segment);
+        return this.addArray(value as unknown[]);
       case "Blob":
       case "File":
         if (BlobCtor && value instanceof BlobCtor) return this.addBlob(value);
         break;
     }
     if (ArrayBuffer.isView(value)) return this.addView(value);
-    if (value instanceof Error || tag === "Error") return this.addError(value as Error, segment);
+    if (value instanceof Error || tag === "Error") return this.addError(value as Error);
     const ctor = (value as { constructor?: { name?: unknown } }).constructor;
     const name = ctor?.name;
     // `Object.create(proto)` or a function's `prototype = {…}`: the constructor found is Object's.
@@ -296,7 +318,7 @@ class RecordWriter {
     );
   }
 
-  private addArray(value: unknown[], segment: Segment | undefined): number {
+  private addArray(value: unknown[]): number {
     const n = value.length;
     const keys = ownKeys(value);
     // Own enumerable keys of an array list its present indexes first, ascending, then the named
@@ -306,7 +328,7 @@ class RecordWriter {
       const index = this.push([T.ARRAY, items], value);
       const values = new Array<unknown>(n);
       for (let i = 0; i < n; i++) values[i] = this.read(value, i);
-      this.open(values, sameHolder(items, n), indexes(n), indexes(n), segment);
+      this.open(values, INTO_LIST, items, undefined, BY_INDEX);
       return index;
     }
     // Holes, named properties or both: present elements as [index, record] pairs, and named
@@ -337,33 +359,25 @@ class RecordWriter {
       slots.push(0, 1);
       segments.push(key, key);
     }
-    this.open(values, holders, slots, segments, segment);
+    this.open(values, INTO_SLOTS, holders, slots, segments);
     return index;
   }
 
-  private addPlain(value: Record<string, unknown>, segment: Segment | undefined): number {
+  private addPlain(value: Record<string, unknown>): number {
     const entries: [number, number][] = [];
     const index = this.push([T.OBJECT, entries], value);
     const keys = ownKeys(value);
     const values = new Array<unknown>(keys.length * 2);
-    const holders = new Array<Holder>(keys.length * 2);
-    const slots = new Array<number>(keys.length * 2);
-    const segments = new Array<Segment>(keys.length * 2);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       if (key === "__proto__") {
         throw new Refusal((path) => `Cannot send ${path}: it has an own "__proto__" key.`, undefined, key);
       }
-      const pair: [number, number] = [-1, -1];
-      entries.push(pair);
+      entries.push([-1, -1]);
       values[2 * i] = key;
       values[2 * i + 1] = this.read(value, key);
-      holders[2 * i] = holders[2 * i + 1] = pair;
-      slots[2 * i] = 0;
-      slots[2 * i + 1] = 1;
-      segments[2 * i] = segments[2 * i + 1] = key;
     }
-    this.open(values, holders, slots, segments, segment);
+    this.open(values, INTO_PAIRS, entries, undefined, new PairKeys(keys));
     return index;
   }
 
@@ -444,7 +458,7 @@ class RecordWriter {
     return this.push(record, blob);
   }
 
-  private addError(error: Error, segment: Segment | undefined): number {
+  private addError(error: Error): number {
     const payload: { name: string; message?: string; stack?: string; cause?: number; props?: [number, number][] } = {
       name: errorName(error),
     };
@@ -491,29 +505,17 @@ class RecordWriter {
       if (Array.isArray(errors)) addProp("errors", errors);
     }
     if (props.length) payload.props = props;
-    this.open(values, holders, slots, segments, segment);
+    this.open(values, INTO_SLOTS, holders, slots, segments);
     return index;
   }
 }
 
 const EMPTY_BYTES = new Uint8Array(0);
 
-/** `count` references to one array, for children that all land in it. */
-function sameHolder(holder: Holder, count: number): Holder[] {
-  return new Array<Holder>(count).fill(holder);
-}
-
 /** True for the canonical string of an index below `length` ("3", not "03" or "3.0"). */
 function isIndexKey(key: string, length: number): boolean {
   const i = Number(key);
   return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
-}
-
-/** [0, 1, …, count - 1]. */
-function indexes(count: number): number[] {
-  const out = new Array<number>(count);
-  for (let i = 0; i < count; i++) out[i] = i;
-  return out;
 }
 
 function describeThrown(error: unknown): string {

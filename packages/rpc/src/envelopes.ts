@@ -6,7 +6,8 @@
  *  - text:   FRAME_MARK, then a kind character, then JSON (the frame body), or
  *  - binary: FRAME_MARK, kind, two zero bytes, u32 blob count, u32 header length, one u32 length
  *            per blob (all little-endian), the header (UTF-8 JSON, the same body a text frame
- *            would carry), then the blobs back to back.
+ *            would carry, padded with spaces so the blobs start at a multiple of 16 bytes), then
+ *            the blobs back to back.
  * Binary frames are used only when a value carries bytes (ArrayBuffer, typed arrays, DataView,
  * Blob, File): bytes travel as bytes, never as numbers or base64.
  *

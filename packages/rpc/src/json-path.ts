@@ -119,7 +119,8 @@ export class JsonSnapshot {
     out[0] = tag;
     let i = 0;
     try {
-      for (; i < n; i++) out[i + 1] = this.element(values[i], 1);
+      for (; i < n && this.json; i++) out[i + 1] = this.element(values[i], 1);
+      for (; i < n; i++) out[i + 1] = values[i];
     } catch (error) {
       throw this.failed(error, `[${i}]`);
     }
@@ -142,6 +143,11 @@ export class JsonSnapshot {
     }
   }
 
+  /**
+   * Walks into a child object. Once `json` is false, callers stop calling this: the rest of the
+   * value is left to the record writer, which reads what no copy holds yet (exactly once, since
+   * the walk never read it) and resolves what was copied through `copies`.
+   */
   private child(c: object, depth: number): unknown {
     const known = this.copyOf(c);
     if (known !== undefined) {
@@ -177,6 +183,7 @@ export class JsonSnapshot {
         } else if (typeof c !== "string" && typeof c !== "boolean") {
           this.element(c, depth);
         }
+        if (!this.json) break;
       }
       return out;
     } catch (error) {
@@ -197,7 +204,10 @@ export class JsonSnapshot {
     this.register(v, out);
     let i = 0;
     try {
-      for (; i < n; i++) out[i] = this.element(v[i], depth);
+      for (; i < n && this.json; i++) out[i] = this.element(v[i], depth);
+      // Once the value is known not to be JSON the walk stops descending, but the copy must still
+      // hold every element (read once, here): the record writer goes on from it.
+      for (; i < n; i++) out[i] = v[i];
     } catch (error) {
       throw this.failed(error, `[${i}]`);
     }
