@@ -579,7 +579,7 @@ function ok(id: number, value: unknown, out: Outbox, target: object, options: Re
   } catch (error) {
     out.blobs.length = blobMark;
     out.pending.length = pendingMark;
-    return failed(id, asRpcError(error, "ENCODE"), ctx);
+    return failed(id, asRpcError(error, "ENCODE"), ctx === PRIMITIVES ? undefined : ctx);
   }
 }
 
