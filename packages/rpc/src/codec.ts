@@ -74,7 +74,13 @@ export function writeValue(value: unknown, ctx: EncodeContext): WrittenValue {
  * table) or `[4, bytes]` (exactly one bytes argument).
  */
 export function writeArgs(args: readonly unknown[], ctx: EncodeContext): ApplyStep {
-  if (args.length === 1 && typeof args[0] === "object" && args[0] !== null && !isPlain(args[0])) {
+  const n = args.length;
+  let i = 0;
+  while (i < n && isJsonPrimitive(args[i])) i++;
+  // The common call (`increment(2)`, `get("a")`, none): nothing to read or copy. The client made
+  // the list itself, so no one else can change it.
+  if (i === n) return [ValueTag.Json, ...args];
+  if (n === 1 && typeof args[0] === "object" && args[0] !== null && !isPlain(args[0])) {
     const bytes = writeBytes(args[0], ctx.blobs);
     if (bytes) return [ValueTag.Bytes, bytes];
   }
@@ -87,6 +93,18 @@ export function writeArgs(args: readonly unknown[], ctx: EncodeContext): ApplySt
   }
   if (snapshot.json) return step as ApplyStep;
   return [ValueTag.Records, writeRecords(step.slice(1), ctx, snapshot.copies)];
+}
+
+function isJsonPrimitive(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return isJsonNumber(value);
+    default:
+      return value === null;
+  }
 }
 
 /** A plain object or array: never bytes, so the common case skips the bytes checks. */
