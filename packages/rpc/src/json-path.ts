@@ -180,8 +180,10 @@ export class JsonSnapshot {
         const c = out[key];
         if (typeof c === "object") {
           if (c !== null) out[key] = this.child(c, depth);
+        } else if (typeof c === "number") {
+          if (c - c !== 0 || (c === 0 && 1 / c < 0)) this.json = false;
         } else if (typeof c !== "string" && typeof c !== "boolean") {
-          this.element(c, depth);
+          this.json = false;
         }
         if (!this.json) break;
       }
