@@ -18,7 +18,8 @@ import { type DecodeContext, bad, fromRecords } from "./decoder.js";
 import { type EncodeContext, writeRecords } from "./encoder.js";
 import { type ApplyStep, type RecordTable, ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { abbreviatePath, checkJsonValue, isJsonNumber, JsonSnapshot, ReadFailure } from "./json-path.js";
+import { checkJsonValue, isJsonNumber, JsonSnapshot } from "./json-path.js";
+import { abbreviatePath, describeThrown, ReadFailure } from "./paths.js";
 import type { RpcLimits } from "./limits.js";
 
 const { getPrototypeOf } = Object;
@@ -30,7 +31,8 @@ export type { EncodeContext } from "./encoder.js";
 export type { PendingBlob } from "./blobs.js";
 export { resolveBlobs } from "./blobs.js";
 export { checkJsonValue } from "./json-path.js";
-export { fromRecords, validateTable } from "./decoder.js";
+export { fromRecords } from "./decoder.js";
+export { validateTable } from "./validate.js";
 
 /** A value as it goes into an envelope: `[ValueTag.Json, json]`, `[ValueTag.Records, table]` or `[ValueTag.Bytes, [type, blob]]`. */
 export type WrittenValue = [tag: ValueTag, payload: unknown];
@@ -122,9 +124,7 @@ export function writeThrown(value: unknown, ctx: EncodeContext): RecordTable {
 function readFailed(error: unknown, ctx: EncodeContext): unknown {
   if (!(error instanceof ReadFailure)) return error;
   const path = (ctx.label ?? "value") + abbreviatePath(error.segments.reverse());
-  const cause = error.cause;
-  const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-  return new RpcError("ENCODE", `Reading ${path} threw: ${text.length > 200 ? text.slice(0, 200) + "…" : text}`, { cause });
+  return new RpcError("ENCODE", `Reading ${path} threw: ${describeThrown(error.cause)}`, { cause: error.cause });
 }
 
 /** Decodes a value carried as JSON, as a record table or as bytes. */

@@ -15,24 +15,26 @@
  *
  * Internal module.
  */
-import { pendingBlob, type PendingBlob } from "./blobs.js";
+import type { PendingBlob } from "./blobs.js";
+import { ByteRecords } from "./byte-records.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { abbreviatePath, keySegment } from "./json-path.js";
-import { DEFAULT_LIMITS } from "./limits.js";
 import {
-  BlobCtor,
-  Ext,
-  FileCtor,
-  isArrayBuffer,
-  isDetached,
-  isOutOfBounds,
-  isResizable,
-  NEG_ZERO,
-  T,
-  VIEW_TYPES,
-  viewName,
-} from "./records.js";
+  BY_INDEX,
+  describeThrown,
+  Literal,
+  MAP_ENTRIES,
+  type Names,
+  PairKeys,
+  pathText,
+  Refusal,
+  type Segment,
+  SET_ELEMENTS,
+  segmentOf,
+  segmentText,
+} from "./paths.js";
+import { DEFAULT_LIMITS } from "./limits.js";
+import { BlobCtor, Ext, NEG_ZERO, T } from "./records.js";
 
 /** Per-frame encoding state: blobs are shared by every value of the frame. */
 export interface EncodeContext {
@@ -65,46 +67,8 @@ const bigintValue = BigInt.prototype.valueOf;
 const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
 const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
 
-/** A path segment that is not a property name (a Map entry, an error's cause). */
-class Literal {
-  constructor(readonly text: string) {}
-}
-
-type Segment = string | number | Literal;
-
-function pathText(segments: Segment[]): string {
-  return abbreviatePath(segments.map(segmentText));
-}
-
-function segmentText(segment: Segment): string {
-  if (typeof segment === "number") return `[${segment}]`;
-  if (typeof segment === "string") return keySegment(segment);
-  return segment.text;
-}
-
 /** Where a child's record index is stored: a payload array, an entry pair, an error payload. */
 type Holder = object;
-
-/**
- * How a container's children are named in error paths, worked out only when a path is needed:
- * an array's child j is `[j]`, a Map's entry halves and a Set's elements are numbered, a plain
- * object's children come in key/value pairs named by `keys`, anything else lists its segments.
- */
-const BY_INDEX = 0;
-const MAP_ENTRIES = 1;
-const SET_ELEMENTS = 2;
-class PairKeys {
-  constructor(readonly keys: string[]) {}
-}
-type Names = typeof BY_INDEX | typeof MAP_ENTRIES | typeof SET_ELEMENTS | PairKeys | Segment[];
-
-function segmentOf(names: Names, j: number): Segment {
-  if (names === BY_INDEX) return j;
-  if (names === MAP_ENTRIES) return new Literal(`<Map ${j % 2 ? "value" : "key"} #${j >> 1}>`);
-  if (names === SET_ELEMENTS) return new Literal(`<Set element #${j}>`);
-  if (names instanceof PairKeys) return names.keys[j >> 1]!;
-  return names[j]!;
-}
 
 /** Where a frame puts child `j`'s record index (see Frame). */
 const INTO_LIST = 0;
@@ -125,21 +89,11 @@ interface Frame {
   next: number;
 }
 
-/** The writer's own refusal; the path is added by `write`, which knows where the walk is. */
-class Refusal {
-  constructor(
-    readonly describe: (path: string) => string,
-    readonly cause?: unknown,
-    /** A segment below the child being written (the property whose getter threw). */
-    readonly inner?: Segment,
-  ) {}
-}
-
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
   const writer = new RecordWriter(ctx, copies);
   writer.write(value);
-  writer.trimBuffers();
+  writer.bytes.trim();
   return writer.records;
 }
 
@@ -147,12 +101,8 @@ class RecordWriter {
   readonly records: WireRecord[] = [];
   /** Objects by identity and primitives by value → record index (aliases, cycles, dedupe). */
   private readonly refs = new Map<unknown, number>();
-  /** ArrayBuffer → record index, so views over one buffer share it after decoding too. */
-  private readonly buffers = new Map<ArrayBufferLike, number>();
-  /** Buffer record → how many times the value refers to it (absent: once). */
-  private readonly bufferUses = new Map<number, number>();
-  /** Views whose buffer record may be trimmed to the view's own bytes. */
-  private readonly views: [payload: [string, number, number, number], view: ArrayBufferView][] = [];
+  /** ArrayBuffers, views and Blobs: their records and which bytes become blobs. */
+  readonly bytes: ByteRecords;
   private readonly frames: Frame[] = [];
   private readonly maxDepth: number;
 
@@ -161,6 +111,7 @@ class RecordWriter {
     private readonly copies: ReadonlyMap<object, object> | undefined,
   ) {
     this.maxDepth = ctx.maxDepth ?? DEFAULT_LIMITS.maxDepth;
+    this.bytes = new ByteRecords(this.records, ctx);
   }
 
   write(root: unknown): void {
@@ -285,7 +236,7 @@ class RecordWriter {
       }
       case "ArrayBuffer":
       case "SharedArrayBuffer":
-        return this.addBuffer(value as ArrayBuffer);
+        return this.bytes.buffer(value as ArrayBuffer);
       case "Boolean":
         return this.push([tag as never, booleanValue.call(value)], value);
       case "String":
@@ -303,10 +254,10 @@ class RecordWriter {
         return this.addArray(value as unknown[]);
       case "Blob":
       case "File":
-        if (BlobCtor && value instanceof BlobCtor) return this.addBlob(value);
+        if (BlobCtor && value instanceof BlobCtor) return this.push(this.bytes.blob(value), value);
         break;
     }
-    if (ArrayBuffer.isView(value)) return this.addView(value);
+    if (ArrayBuffer.isView(value)) return this.bytes.view(value, (record) => this.push(record, value));
     if (value instanceof Error || tag === "Error") return this.addError(value as Error);
     const ctor = (value as { constructor?: { name?: unknown } }).constructor;
     const name = ctor?.name;
@@ -390,74 +341,6 @@ class RecordWriter {
     }
   }
 
-  private addBuffer(buffer: ArrayBufferLike): number {
-    const known = this.buffers.get(buffer);
-    if (known !== undefined) {
-      this.bufferUses.set(known, (this.bufferUses.get(known) ?? 1) + 1);
-      return known;
-    }
-    if (!isArrayBuffer(buffer)) {
-      throw new Refusal((path) => `Cannot send ${path}: it is a SharedArrayBuffer, and only ArrayBuffer bytes cross the wire.`);
-    }
-    if (isDetached(buffer)) throw new Refusal((path) => `Cannot send ${path}: its ArrayBuffer is detached.`);
-    const blob = this.ctx.blobs.push(new Uint8Array(buffer)) - 1;
-    // Tracked in `buffers` only (not `refs`), so every reference comes through here and counts.
-    const index =
-      this.records.push(
-        isResizable(buffer)
-          ? [Ext.RESIZABLE_BUFFER, [blob, (buffer as unknown as { maxByteLength: number }).maxByteLength]]
-          : [Ext.ARRAY_BUFFER, blob],
-      ) - 1;
-    this.buffers.set(buffer, index);
-    return index;
-  }
-
-  /**
-   * A view is sent with only its own bytes when nothing else in the value refers to its buffer.
-   * The structured clone algorithm would copy the whole buffer, but over a network that leaks
-   * whatever else shares it: Node's `Buffer.from("hi")` sits in an 8 KiB pool of unrelated
-   * data. Views that share a buffer with another part of the value keep sharing it, and so do
-   * views of a resizable buffer (its size and maximum are part of the value).
-   */
-  trimBuffers(): void {
-    for (const [payload, view] of this.views) {
-      const bufferRecord = payload[1];
-      if (this.bufferUses.has(bufferRecord)) continue;
-      const record = this.records[bufferRecord]!;
-      if (record[0] !== Ext.ARRAY_BUFFER) continue;
-      if (view.byteLength === view.buffer.byteLength) continue;
-      this.ctx.blobs[record[1] as number] = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-      payload[2] = 0;
-    }
-  }
-
-  private addView(view: ArrayBufferView): number {
-    const name = viewName(view);
-    if (!(name in VIEW_TYPES)) throw new Refusal((path) => `Cannot send ${path}: it is a ${name}, which this runtime cannot rebuild.`);
-    if (isOutOfBounds(view)) {
-      throw new Refusal((path) => `Cannot send ${path}: the ${name} is out of bounds (its buffer shrank under it or was detached).`);
-    }
-    // Push the view before its buffer: the first value added must get index 0 (the root).
-    const payload: [string, number, number, number] = [
-      name,
-      -1,
-      view.byteOffset,
-      name === "DataView" ? view.byteLength : (view as Uint8Array).length,
-    ];
-    const index = this.push([Ext.VIEW, payload], view);
-    payload[1] = this.addBuffer(view.buffer);
-    this.views.push([payload, view]);
-    return index;
-  }
-
-  private addBlob(blob: Blob): number {
-    const slot = this.ctx.blobs.push(EMPTY_BYTES) - 1;
-    (this.ctx.pending ??= []).push(pendingBlob(blob, slot));
-    const record: WireRecord =
-      FileCtor && blob instanceof FileCtor ? [Ext.FILE, [slot, blob.type, blob.name, blob.lastModified]] : [Ext.BLOB, [slot, blob.type]];
-    return this.push(record, blob);
-  }
-
   private addError(error: Error): number {
     const payload: { name: string; message?: string; stack?: string; cause?: number; props?: [number, number][] } = {
       name: errorName(error),
@@ -510,17 +393,10 @@ class RecordWriter {
   }
 }
 
-const EMPTY_BYTES = new Uint8Array(0);
-
 /** True for the canonical string of an index below `length` ("3", not "03" or "3.0"). */
 function isIndexKey(key: string, length: number): boolean {
   const i = Number(key);
   return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
-}
-
-function describeThrown(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.length > 200 ? text.slice(0, 200) + "…" : text;
 }
 
 function errorName(error: Error): string {

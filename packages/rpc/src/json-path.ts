@@ -16,6 +16,7 @@
  */
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
+import { keySegment, ReadFailure } from "./paths.js";
 
 const { getPrototypeOf, hasOwn, keys: objectKeys } = Object;
 const { isArray } = Array;
@@ -36,26 +37,6 @@ const EMPTY = {};
 function prototypePolluted(): boolean {
   for (const _ in EMPTY) return true;
   return false;
-}
-
-/** A property read by the walk threw; `segments` name where, innermost last once reversed. */
-export class ReadFailure {
-  readonly segments: string[] = [];
-  constructor(readonly cause: unknown) {}
-}
-
-const MAX_PATH_SEGMENTS = 16;
-
-/** A path below the root, in order; a very deep one keeps its ends and says how many levels it skips. */
-export function abbreviatePath(segments: string[]): string {
-  if (segments.length <= MAX_PATH_SEGMENTS) return segments.join("");
-  const half = MAX_PATH_SEGMENTS / 2;
-  return `${segments.slice(0, half).join("")}…(${segments.length - MAX_PATH_SEGMENTS} more levels)…${segments.slice(-half).join("")}`;
-}
-
-/** `.name`, or `["odd name"]` when the key is not an identifier. */
-export function keySegment(key: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
 export class JsonSnapshot {
