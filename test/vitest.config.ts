@@ -8,6 +8,10 @@ import { defineConfig } from "vitest/config";
 //  - testing:     @dorpc/testing's own tests (workerd), with their own worker and DOs.
 //  - security:    hostile inputs against a real DO in workerd (storage and env checked).
 //  - reliability: real faults in workerd (eviction, abort, resets) — *.workers.test.ts.
+//  - conformance: the WPT structured-clone battery (test/conformance/wpt) through dorpc's codec
+//                 and the comparison contenders in Node; conformance-workers runs it through a
+//                 real connection in workerd, plus Blob/File, deep values and env/ctx there.
+//                 Both fail when a case of the committed baseline stops passing.
 //  - e2e:         Node clients against a real `wrangler dev` that the tests start, stop and
 //                 restart themselves (end to end, and the fault/load ledger).
 //  - browser:     headless Chromium (shipped by the @sparticuz/chromium package) on pages that
@@ -40,6 +44,14 @@ export default defineConfig({
       workers("testing", "testing"),
       workers("security", "security"),
       workers("reliability", "reliability"),
+      {
+        test: {
+          name: "conformance",
+          environment: "node",
+          include: ["conformance/**/*.node.test.ts"],
+        },
+      },
+      workers("conformance-workers", "conformance"),
       {
         test: {
           name: "e2e",

@@ -15,7 +15,7 @@
  * `[[id, chain], …]`; a chain step is a string (property read), `[0, ...jsonArgs]` or
  * `[1, recordTable]` (a call); replies are "\u001eR" + JSON of `[[id, status, …]]`.
  */
-import { createRpcClient, RpcError, type RpcErrorCode } from "@dorpc/rpc";
+import { createRpcClient, DEFAULT_LIMITS, RpcError, type RpcErrorCode } from "@dorpc/rpc";
 import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Victim } from "./objects.js";
@@ -312,13 +312,6 @@ function dagTable(levels = 60): unknown[] {
   return table;
 }
 
-/** `depth` nested arrays as JSON: [[[…]]]. */
-function nestedJson(depth: number): unknown {
-  let v: unknown = 0;
-  for (let i = 0; i < depth; i++) v = [v];
-  return v;
-}
-
 describe("decoder bombs: refused per call before anything is built", () => {
   cases([
     { name: "an unknown record type is DECODE", frames: [call(1, "record", oneArg([99, "x"]))], failed: [[1, "DECODE"]] },
@@ -404,13 +397,16 @@ describe("decoder bombs: refused per call before anything is built", () => {
       failed: [[1, "DECODE"]],
     },
     {
-      name: "100 levels of nested JSON arguments are LIMIT (maxDepth 64)",
-      frames: [call(1, "record", [0, nestedJson(100)])],
+      name: "nested JSON arguments one level past the default maxDepth are LIMIT, checked without recursion",
+      // Written as text: JSON.stringify itself overflows long before 20,000 levels.
+      frames: () => [`\u001eC[[1,["record",[0,${"[".repeat(DEFAULT_LIMITS.maxDepth) + "0" + "]".repeat(DEFAULT_LIMITS.maxDepth)}]]]]`],
       failed: [[1, "LIMIT"]],
     },
     {
-      name: "100 levels of nested records are LIMIT (maxDepth 64), checked without recursion",
-      frames: () => [call(1, "record", recordArgs([...Array.from({ length: 100 }, (_, i) => [1, [i + 1]]), [0, 0]]))],
+      name: "nested records one level past the default maxDepth are LIMIT, checked without recursion",
+      frames: () => [
+        call(1, "record", recordArgs([...Array.from({ length: DEFAULT_LIMITS.maxDepth + 1 }, (_, i) => [1, [i + 1]]), [0, 0]])),
+      ],
       failed: [[1, "LIMIT"]],
     },
     {

@@ -330,6 +330,20 @@ describe("round trip through a real call", () => {
 // Errors: stack handling
 // ---------------------------------------------------------------------------------------------
 
+describe("Error messages", () => {
+  it('an Error made without a message arrives without an own message (not message: "")', async () => {
+    expect(Object.hasOwn(decode(encode(new Error())) as object, "message")).toBe(false);
+    const { result } = await viaCall(new RangeError());
+    expect(Object.hasOwn(result as object, "message")).toBe(false);
+    expect((result as Error).message).toBe("");
+  });
+
+  it("an Error made with an empty message keeps its own, non-enumerable empty message", () => {
+    const back = decode(encode(new TypeError(""))) as object;
+    expect(Object.getOwnPropertyDescriptor(back, "message")).toMatchObject({ value: "", enumerable: false });
+  });
+});
+
 describe("Error stacks", () => {
   function makeErrorInUniquelyNamedFunction(): Error {
     return new TypeError("with a stack");
@@ -528,6 +542,8 @@ const UNENCODABLE: [string, () => unknown, RegExp?][] = [
   ["a WeakMap", () => new WeakMap(), /WeakMap/],
   ["a WeakSet", () => new WeakSet()],
   ["a Promise", () => Promise.resolve(1)],
+  ["a SharedArrayBuffer (named as such)", () => ({ shared: new SharedArrayBuffer(8) }), /value\.shared: it is a SharedArrayBuffer/],
+  ["an object with a prototype of its own (named as such)", () => Object.create({ inherited: 1 }), /prototype of its own/],
   ["an own __proto__ key", () => JSON.parse('{"__proto__":1}'), /__proto__/],
   ["a nested own __proto__ key", () => ({ ok: [JSON.parse('{"a":1,"__proto__":{"polluted":true}}')] }), /__proto__/],
 ];
@@ -565,21 +581,27 @@ describe("values that cannot be encoded", () => {
 
 describe("structured-clone fidelity beyond the brief", () => {
   // structuredClone([1]) keeps an own non-index property such as `foo` (HTML's serialization
-  // of Array objects writes every own enumerable string key); dorpc should not drop it silently.
-  // A documented deviation (docs/protocol.md, "What does not travel"): finding named properties
-  // on an array means listing all its keys, which would cost every array on the hot path.
-  it("drops own non-index properties of arrays (unlike structuredClone), on both paths", () => {
-    const arr: unknown[] & { foo?: number } = [1, 2];
-    arr.foo = 3;
+  // of Array objects writes every own enumerable string key), and so does dorpc, on both paths.
+  it.each([
+    ["a JSON-safe array", () => [1, 2]],
+    ["an array needing records", () => [1n, 2]],
+    ["an array with holes", () => [1, , 3]],
+  ])("carries own named properties of %s, like structuredClone", (_name, make) => {
+    const arr = Object.assign(make(), { foo: 3, "with space": { x: [1] } });
     expect((structuredClone(arr) as typeof arr).foo).toBe(3);
-    const json = decode(encode(arr)) as typeof arr;
-    expect(json).toEqual([1, 2]);
-    expect(json.foo).toBeUndefined();
-    const rich: unknown[] & { foo?: number } = [1n, 2];
-    rich.foo = 3;
-    const records = decode(encode(rich)) as typeof rich;
-    expect(records).toEqual([1n, 2]);
-    expect(records.foo).toBeUndefined();
+    const back = decode(encode(arr)) as typeof arr;
+    expectSame(back, arr);
+    expect(back.foo).toBe(3);
+    expect(Object.keys(back)).toEqual(Object.keys(arr));
+  });
+
+  it("carries the index, input and groups of a RegExp match array", () => {
+    const match = /(?<word>b+)/.exec("abbc")!;
+    const back = decode(encode(match)) as RegExpExecArray;
+    expect([...back]).toEqual(["bb", "bb"]);
+    expect(back.index).toBe(1);
+    expect(back.input).toBe("abbc");
+    expect(back.groups).toEqual({ word: "bb" });
   });
 
   // The JSON fast path walks plain objects with for…in, which also visits inherited enumerable

@@ -573,14 +573,14 @@ describe("results", () => {
     const server = rawServer(new Counter());
     server.sendCalls([[1, call("returnsFunction")]]);
     await settle();
-    expect(server.sent).toEqual(["\u001eR[[1,1,[[21,[1,0]]]]]"]);
+    expect(server.sent).toEqual(["\u001eR[[1,1,[[31,[1,0]]]]]"]);
   });
 
   it("returns an RpcTarget by reference: the reply carries an export record of kind object", async () => {
     const server = rawServer(new Counter());
     server.sendCalls([[1, call("returnsTarget")]]);
     await settle();
-    expect(server.sent).toEqual(["\u001eR[[1,1,[[21,[1,1]]]]]"]);
+    expect(server.sent).toEqual(["\u001eR[[1,1,[[31,[1,1]]]]]"]);
   });
 });
 

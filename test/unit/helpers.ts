@@ -140,6 +140,10 @@ export function difference(actual: unknown, expected: unknown, path = "value", s
       return undefined;
     }
     case "ArrayBuffer": {
+      const [rx, ry] = [a, e].map(
+        (b) => (b as { resizable?: boolean; maxByteLength?: number }).resizable && (b as { maxByteLength?: number }).maxByteLength,
+      );
+      if (rx !== ry) return `${path}: resizable to ${String(rx)} instead of ${String(ry)}`;
       const x = new Uint8Array(a as ArrayBuffer);
       const y = new Uint8Array(e as ArrayBuffer);
       if (x.length !== y.length) return `${path}: ${x.length} bytes instead of ${y.length}`;
@@ -178,6 +182,7 @@ export function difference(actual: unknown, expected: unknown, path = "value", s
     const expectedName = e.name === "Error" && ctor && ctor !== Error && ctor.name ? ctor.name : e.name;
     if (x.name !== expectedName) return `${path}: name ${x.name} instead of ${expectedName}`;
     if (x.message !== e.message) return `${path}: message ${JSON.stringify(x.message)} instead of ${JSON.stringify(e.message)}`;
+    if (Object.hasOwn(x, "message") !== Object.hasOwn(e, "message")) return `${path}.message: own property presence differs`;
     if (Object.hasOwn(x, "cause") !== Object.hasOwn(e, "cause")) return `${path}.cause: presence differs`;
     if (Object.hasOwn(e, "cause")) {
       const d = difference(x.cause, e.cause, `${path}.cause`, seen);
@@ -227,7 +232,7 @@ export type Outcome =
   | { kind: "void" }
   | { kind: "ok"; value: unknown }
   | { kind: "threw"; error: unknown }
-  | { kind: "failed"; code: string; message: string };
+  | { kind: "failed"; code: string; message: string; cause?: unknown };
 
 export interface RawServer {
   /** Frames the dispatcher sent. */
@@ -286,11 +291,17 @@ export function rawServer(target: object, options?: RpcServerOptions): RawServer
       switch (reply[1]) {
         case 0:
         case 1:
+        case 4:
           return { kind: "ok", value: readValue(reply[1], reply[2], ctx) };
         case 2:
           return { kind: "threw", error: fromRecords(reply[2], ctx) };
         case 3:
-          return { kind: "failed", code: reply[2] as string, message: reply[3] as string };
+          return {
+            kind: "failed",
+            code: reply[2] as string,
+            message: reply[3] as string,
+            ...(reply.length > 4 ? { cause: fromRecords(reply[4], ctx) } : {}),
+          };
       }
       throw new Error(`unexpected reply ${JSON.stringify(reply)}`);
     },

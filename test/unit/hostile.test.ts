@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decode, encode } from "../../packages/rpc/src/index.js";
 import type { RpcError, RpcErrorCode } from "../../packages/rpc/src/errors.js";
-import type { RpcLimits } from "../../packages/rpc/src/limits.js";
+import { DEFAULT_LIMITS, type RpcLimits } from "../../packages/rpc/src/limits.js";
 import { callFrame, expectRpcError, expectThrowsCode, rawServer, thrownBy } from "./helpers.js";
 import { binaryFrame as buildBinaryFrame, type BinaryLayout } from "../support/binary-frame.js";
 
@@ -109,7 +109,7 @@ describe("unknown record types", () => {
     ["a BigInt that is a number", [[8, 1]]],
     ["an Error without a payload", [[7]]],
     ["an Error with a numeric name", [[7, { name: 1, message: "m" }]]],
-    ["an Error without a message", [[7, { name: "Error" }]]],
+    ["an Error with a numeric message", [[7, { name: "Error", message: 1 }]]],
     ["an Error with a long name", [[7, { name: "E".repeat(257), message: "" }]]],
     ["an Error with a non-string stack", [[7, { name: "Error", message: "", stack: 1 }]]],
     ["an Error whose props are not pairs", [[7, { name: "Error", message: "", props: [1] }]]],
@@ -444,8 +444,11 @@ describe("depth", () => {
   });
 
   it("refuses nesting past the default maxDepth with LIMIT (both paths)", () => {
-    expectDecodeError(jsonText(nestedJson(200)), "LIMIT");
-    expectDecodeError(records(nestedRecords(200)), "LIMIT");
+    const past = DEFAULT_LIMITS.maxDepth + 1;
+    expect(() => decode(jsonText(nestedJson(past - 1)))).not.toThrow();
+    expect(() => decode(records(nestedRecords(past - 1)))).not.toThrow();
+    expectDecodeError(jsonText(nestedJson(past)), "LIMIT");
+    expectDecodeError(records(nestedRecords(past)), "LIMIT");
   });
 
   it("refuses 100,000 nested JSON arrays without overflowing the stack", () => {
@@ -459,8 +462,8 @@ describe("depth", () => {
 
   it("refuses a deep chain reached through a shortcut (the root lists every link) with LIMIT", () => {
     // Every link is a direct child of the root, so a breadth-first depth looks like 2, but the
-    // builder recurses link → next link: the value is as deep as the chain.
-    const n = 200;
+    // value is as deep as the chain for anything that walks it.
+    const n = DEFAULT_LIMITS.maxDepth + 1;
     const table: unknown[] = [[1, Array.from({ length: n }, (_, i) => i + 1)]];
     for (let k = 1; k <= n; k++) table.push([1, k < n ? [k + 1] : []]);
     expectDecodeError(records(table), "LIMIT");

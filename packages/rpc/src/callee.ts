@@ -20,26 +20,16 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import {
-  buildArgs,
-  type ChainEnv,
-  type Cursor,
-  isOwnError,
-  ownError,
-  parseChain,
-  refuse,
-  type RootRule,
-  runSteps,
-  type Step,
-} from "./chain.js";
-import { type DecodeContext, decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
+import { buildArgs, type ChainEnv, type Cursor, ownError, parseChain, refuse, type RootRule, runSteps, type Step } from "./chain.js";
+import { type DecodeContext, decodeContext } from "./codec.js";
 import type { Decision } from "./delivery.js";
-import { readFrame, type WireFrame, writeFrame } from "./frame.js";
+import { type WireFrame, writeFrame } from "./frame.js";
+import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, storedOutcome, writeReply } from "./replies.js";
 import { methodSpec } from "./rpc-method.js";
 import { memberFunction } from "./access.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, ExportKind, FrameKind, RefRecord, ReplyStatus, type WireRecord } from "./envelopes.js";
-import { RPC_ERROR_CODES, RpcError } from "./errors.js";
+import { CallFlags, ExportKind, FrameKind, RefRecord, type WireRecord } from "./envelopes.js";
+import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
 import { RpcTarget } from "./rpc-target.js";
@@ -63,6 +53,8 @@ export interface CalleeConfig {
   onNotificationError(error: unknown): void;
   /** The object's delivery record (exactly-once), when it keeps one. */
   readonly records?: Records;
+  /** Never sent in a result or thrown value, named in the refusal (a Durable Object's env, ctx, …). */
+  readonly forbidden?: ReadonlyMap<object, string>;
 }
 
 /** What the callee needs of the delivery record (delivery.ts). */
@@ -72,9 +64,6 @@ export interface Records {
   save(session: string, id: number, frame: WireFrame, keep: boolean): void;
   release(session: string, id: number): void;
 }
-
-/** How a finished call ended. */
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** A call that arrived: parsed, then waiting, running or done. */
 interface Incoming {
@@ -144,8 +133,6 @@ function cancelledReason(): Error {
   return error;
 }
 
-const NO_BLOBS: Uint8Array[] = [];
-
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
   private readonly running = new Map<number, Incoming>();
@@ -153,6 +140,7 @@ export class Callee {
   private active: Incoming | undefined;
   private held: Incoming[] = [];
   private readonly env: ChainEnv;
+  private readonly replyEnv: ReplyEnv;
   private readonly enter: () => void;
   private readonly leave: () => void;
   private entered: { conn: Connection; call: Incoming } | undefined;
@@ -162,6 +150,7 @@ export class Callee {
     private readonly config: CalleeConfig,
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
+    this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
     // One pair of closures per connection, not per call.
     let outer: typeof current;
     this.enter = () => {
@@ -216,19 +205,20 @@ export class Callee {
     for (const envelope of body) {
       const id = envelope[0] as number;
       if (id > 0 && this.running.has(id)) {
-        this.reply(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)), NO_BLOBS);
+        this.conn.outbox.add(
+          FrameKind.Replies,
+          failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)),
+        );
         continue;
       }
       if (this.running.size >= limits.maxPendingCalls) {
-        if (id > 0)
-          this.reply(
-            id,
-            failed(
-              id,
-              new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`),
-            ),
-            NO_BLOBS,
+        if (id > 0) {
+          const error = new RpcError(
+            "LIMIT",
+            `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
           );
+          this.conn.outbox.add(FrameKind.Replies, failed(id, error));
+        }
         continue;
       }
       deps = undefined;
@@ -271,7 +261,7 @@ export class Callee {
       } catch (error) {
         if (id === 0) continue;
         const refusal = ownError(asRpcError(error));
-        this.reply(id, failed(id, refusal), NO_BLOBS);
+        this.conn.outbox.add(FrameKind.Replies, failed(id, refusal));
         // A later call of the frame that pipelines on this one fails with the same refusal.
         (byId ??= new Map()).set(id, refusedCall(id, refusal));
         continue;
@@ -341,7 +331,7 @@ export class Callee {
     call.settled = true;
     call.started = true;
     call.outcome = { ok: false, error: ownError(error) };
-    this.reply(call.id, failed(call.id, error), NO_BLOBS);
+    this.conn.outbox.add(FrameKind.Replies, failed(call.id, error));
   }
 
   /**
@@ -503,11 +493,14 @@ export class Callee {
     if ((mine && !call.cancelled) || call.recorded) {
       // A recorded call is answered into the record even when its caller left: a resend on the
       // next connection is answered from it.
-      const blobs: Uint8Array[] = [];
-      const json = outcome.ok ? this.ok(call.id, outcome.value, blobs) : this.threw(call.id, outcome.error, blobs);
-      if (call.recorded)
-        this.config.records!.save(this.conn.session!, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
-      if (mine && !call.cancelled) this.reply(call.id, json, blobs);
+      const exported: number[] = [];
+      const reply = writeReply(call.id, outcome, this.replyEnv, (value) => this.refer(value, exported));
+      if (exported.length) {
+        if (reply.replaced) this.conn.exports.dropped(exported);
+        else this.conn.exports.sent(exported);
+      }
+      if (call.recorded) this.record(call, reply);
+      if (mine && !call.cancelled) this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
@@ -579,46 +572,14 @@ export class Callee {
   // Replies
   // ---------------------------------------------------------------------------------------------
 
-  private reply(_id: number, json: string, blobs: readonly Uint8Array[]): void {
-    this.conn.outbox.add(FrameKind.Replies, json, blobs);
-  }
-
-  private ok(id: number, value: unknown, blobs: Uint8Array[]): string {
-    if (value === undefined) return `[${id}]`;
-    if (typeof value === "object" && value !== null && this.config.isPlatformState(value)) {
-      return failed(id, new RpcError("ENCODE", "Cannot send the Durable Object, its env or its ctx."));
-    }
-    if (isJsonSafe(value)) return JSON.stringify([id, ReplyStatus.OkJson, value]);
-    const exported: number[] = [];
-    try {
-      const json = JSON.stringify([
-        id,
-        ReplyStatus.OkRecords,
-        toRecords(value, { blobs, stack: false, refer: (v) => this.refer(v, exported) }),
-      ]);
-      this.conn.exports.sent(exported);
-      return json;
-    } catch (error) {
-      this.conn.exports.dropped(exported);
-      blobs.length = 0;
-      return failed(id, asRpcError(error, "ENCODE"));
-    }
-  }
-
-  private threw(id: number, error: unknown, blobs: Uint8Array[]): string {
-    if (isOwnError(error)) return failed(id, error);
-    const stack = this.config.exposeErrorStack;
-    try {
-      return JSON.stringify([id, ReplyStatus.Threw, toRecords(error, { blobs, stack })]);
-    } catch {
-      blobs.length = 0;
-      // The thrown value holds something that cannot travel: keep what identifies it.
-      const plain = error instanceof Error ? error : new Error(String(error));
-      const fallback = new Error(plain.message);
-      fallback.name = plain.name;
-      if (stack && plain.stack) fallback.stack = plain.stack;
-      return JSON.stringify([id, ReplyStatus.Threw, toRecords(fallback, { blobs, stack })]);
-    }
+  /** Keeps the frame of `reply` in the delivery record (once its Blob bytes, if any, are read). */
+  private record(call: Incoming, reply: Reply): void {
+    const records = this.config.records!;
+    const session = this.conn.session!;
+    const save = (json: string, blobs: readonly Uint8Array[]) =>
+      records.save(session, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
+    if (!reply.ready) save(reply.json, reply.blobs);
+    else reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
   }
 
   /** The encoder's hook for a result: objects and functions it hands out go by reference. */
@@ -662,40 +623,6 @@ function refusedCall(id: number, error: RpcError): Incoming {
     keep: false,
     gate: undefined,
   };
-}
-
-/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
-function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
-  try {
-    const parsed = readFrame(frame, limits);
-    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
-    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
-    const ctx = decodeContext(parsed.blobs, limits);
-    if (reply.length === 1) return { ok: true, value: undefined };
-    switch (reply[1]) {
-      case ReplyStatus.OkJson:
-      case ReplyStatus.OkRecords:
-        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
-      case ReplyStatus.Threw:
-        return { ok: false, error: fromRecords(reply[2], ctx) };
-      default:
-        return { ok: false, error: ownError(new RpcError(isRpcCode(reply[2]) ? reply[2] : "INTERNAL", String(reply[3]))) };
-    }
-  } catch (error) {
-    return { ok: false, error: ownError(asRpcError(error)) };
-  }
-}
-
-function isRpcCode(value: unknown): value is RpcError["code"] {
-  return typeof value === "string" && RPC_ERROR_CODES.includes(value as RpcError["code"]);
-}
-
-export function failed(id: number, error: RpcError): string {
-  return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message]);
-}
-
-export function asRpcError(error: unknown, fallback: RpcError["code"] = "INTERNAL"): RpcError {
-  return error instanceof RpcError ? error : new RpcError(fallback, String((error as Error)?.message ?? error));
 }
 
 function isId(value: unknown): value is number {

@@ -18,7 +18,7 @@
  *
  * Internal module.
  */
-import { isJsonSafe, Substitute, toRecords } from "./codec.js";
+import { type EncodeContext, resolveBlobs, Substitute, writeArgs } from "./codec.js";
 import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -200,29 +200,33 @@ export class Caller implements CallMaker {
     if (length === 0) throw new RpcError("NOT_CALLABLE", "Nothing to call or read.");
     let chain = path.length ? JSON.stringify(path) : "[]";
     if (args) {
-      const values = withSettledValues(args);
-      let apply: string;
-      if (isJsonSafe(values)) apply = values.length === 0 ? "[0]" : `[0,${JSON.stringify(values).slice(1)}`;
-      else {
-        const blobs: Uint8Array[] = [];
-        let records: unknown;
-        try {
-          records = toRecords(values, { blobs, stack: true, refer: (value) => this.refer(call, value, base, path, args) });
-        } catch (error) {
-          if (error === DEFER) {
-            call.deferred = true;
-            call.source = { base, path, args };
-            return;
-          }
-          if (error instanceof DependencyFailed) throw error.error;
-          throw error instanceof RpcError || !(error instanceof Error)
-            ? error
-            : new RpcError("ENCODE", `Cannot encode the call: ${error.message}`, { cause: error });
+      const ctx: EncodeContext = {
+        blobs: [],
+        stack: true,
+        label: "arguments",
+        maxDepth: limits.maxDepth,
+        refer: (value) => this.refer(call, value, base, path, args),
+      };
+      let apply: unknown;
+      try {
+        apply = writeArgs(withSettledValues(args), ctx);
+      } catch (error) {
+        if (error === DEFER) {
+          call.deferred = true;
+          call.source = { base, path, args };
+          return;
         }
-        apply = `[1,${JSON.stringify(records)}]`;
-        call.blobs = blobs;
+        if (error instanceof DependencyFailed) throw error.error;
+        throw error instanceof RpcError || !(error instanceof Error)
+          ? error
+          : new RpcError("ENCODE", `Cannot encode the call: ${error.message}`, { cause: error });
       }
-      chain = chain.length === 2 ? `[${apply}]` : `${chain.slice(0, -1)},${apply}]`;
+      const step = JSON.stringify(apply);
+      chain = chain.length === 2 ? `[${step}]` : `${chain.slice(0, -1)},${step}]`;
+      call.blobs = ctx.blobs;
+      // Blob and File bytes are read before the call's frame may leave (the frame waits, and the
+      // calls after it wait behind it: order is kept).
+      call.ready = ctx.pending?.length ? resolveBlobs(ctx.blobs, ctx.pending) : undefined;
     }
     call.chain = chain;
   }
@@ -362,7 +366,21 @@ export class Caller implements CallMaker {
         frameHasBlobs = false;
         inFrame?.clear();
       }
-      outbox.add(FrameKind.Calls, envelope(call), call.blobs);
+      if (call.ready) {
+        const ready = call.ready;
+        outbox.add(
+          FrameKind.Calls,
+          envelope(call),
+          call.blobs,
+          ready.then(
+            () => undefined,
+            (error: unknown) => {
+              this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
+              return null;
+            },
+          ),
+        );
+      } else outbox.add(FrameKind.Calls, envelope(call), call.blobs);
       call.sentOn = conn;
       if (call.exports) this.options.exports.sent(call.exports);
       if (call.blobs.length) frameHasBlobs = true;

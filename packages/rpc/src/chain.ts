@@ -13,7 +13,8 @@
  * Internal module.
  */
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
-import { buildTable, type DecodeContext, readValue, validateTable } from "./codec.js";
+import { buildTable, type DecodeContext, readArgs, validateTable } from "./codec.js";
+import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
@@ -66,12 +67,10 @@ export function parseChain(
     const step = steps[i]!;
     if (typeof step === "string") continue;
     const raw = chain[i] as unknown[];
-    if (raw[0] === 0) {
-      if (raw.length - 1 > limits.maxArgs) throw tooManyArgs(raw.length - 1, limits);
-      const args = raw.slice(1);
-      readValue(0, args, ctx);
-      step.args = args;
-    } else if (raw[0] === 1 && raw.length === 2) {
+    if (raw[0] === ValueTag.Json || raw[0] === ValueTag.Bytes) {
+      // Nothing to build later: JSON is checked as it is, bytes are one argument (no references).
+      step.args = readArgs(raw, ctx, i);
+    } else if (raw[0] === ValueTag.Records && raw.length === 2) {
       validateTable(raw[1], ctx);
       // The arguments are the table's root: an array record of at most maxArgs entries.
       const root = (raw[1] as unknown[][])[0]!;

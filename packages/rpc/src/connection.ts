@@ -183,6 +183,7 @@ export class Connection {
             break;
           case ReplyStatus.OkJson:
           case ReplyStatus.OkRecords:
+          case ReplyStatus.OkBytes:
             outcome = readValue(reply[1], reply[2], ctx);
             ok = true;
             break;
@@ -191,7 +192,9 @@ export class Connection {
             break;
           case ReplyStatus.Failed: {
             const code = isRpcErrorCode(reply[2]) ? reply[2] : "INTERNAL";
-            outcome = new RpcError(code, typeof reply[3] === "string" ? reply[3] : "The other end failed without a message.");
+            const message = typeof reply[3] === "string" ? reply[3] : "The other end failed without a message.";
+            // An ENCODE failure may carry what caused it (a getter that threw), as a record table.
+            outcome = new RpcError(code, message, reply.length > 4 ? { cause: fromRecords(reply[4], ctx) } : undefined);
             break;
           }
           default:

@@ -14,6 +14,7 @@ import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import type { Records } from "./callee.js";
 import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./delivery-options.js";
+import { platformIdentities } from "./platform-state.js";
 import { ExportTable } from "./references.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
@@ -197,6 +198,7 @@ export function connectionFor(
       exposeErrorStack: options.exposeErrorStack,
       system: hooks?.system,
       records: hooks?.records,
+      forbidden: options.policy.trusted ? undefined : platformIdentities(target),
       isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
       onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
     },

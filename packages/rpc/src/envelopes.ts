@@ -6,9 +6,10 @@
  *  - text:   FRAME_MARK, then a kind character, then JSON (the frame body), or
  *  - binary: FRAME_MARK, kind, two zero bytes, u32 blob count, u32 header length, one u32 length
  *            per blob (all little-endian), the header (UTF-8 JSON, the same body a text frame
- *            would carry), then the blobs back to back.
- * Binary frames are used only when a value carries bytes (ArrayBuffer, typed arrays, DataView):
- * bytes travel as bytes, never as numbers or base64.
+ *            would carry, padded with spaces so the blobs start at a multiple of 16 bytes), then
+ *            the blobs back to back.
+ * Binary frames are used only when a value carries bytes (ArrayBuffer, typed arrays, DataView,
+ * Blob, File): bytes travel as bytes, never as numbers or base64.
  *
  * A frame that does not start with FRAME_MARK is not dorpc's: `handleRpcMessage` returns false
  * for it so a Durable Object can speak its own protocol on the same socket.
@@ -58,16 +59,19 @@ export const HEARTBEAT_PONG = "\u001eQ";
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
 /**
- * How a value is carried inside a frame body. Two forms, chosen per value by the encoder:
+ * How a value is carried inside a frame body. Three forms, chosen per value by the encoder:
  *  - `ValueTag.Json`: the value *is* the JSON that follows (it held only plain objects, dense
  *    arrays, strings, finite non-negative-zero numbers, booleans and null, with no shared
  *    references). This is the fast path: it costs what JSON costs.
  *  - `ValueTag.Records`: the value is a record table in the `@ungap/structured-clone` layout
  *    (`[[type, payload], …]`, root at index 0, references by index) with dorpc's extensions
- *    for -0/NaN/±Infinity, sparse arrays, bytes, boxed primitives, full Error values and
- *    references (see `RefRecord`).
+ *    for -0/NaN/±Infinity, sparse arrays, named array properties, bytes, resizable buffers,
+ *    Blob, File, boxed primitives, full Error values and references (see `RefRecord`).
+ *  - `ValueTag.Bytes`: the value is one ArrayBuffer, typed array or DataView, carried as
+ *    `[typeName, blobIndex]` ("ArrayBuffer", "Uint8Array", …, "DataView"): its bytes are the
+ *    blob, nothing else is written. 4, not 2: as a reply status, 2 and 3 are taken.
  */
-export const ValueTag = { Json: 0, Records: 1 } as const;
+export const ValueTag = { Json: 0, Records: 1, Bytes: 4 } as const;
 export type ValueTag = (typeof ValueTag)[keyof typeof ValueTag];
 
 /**
@@ -75,10 +79,14 @@ export type ValueTag = (typeof ValueTag)[keyof typeof ValueTag];
  *  - a string: read that property;
  *  - an array: call the member read by the previous step (or the call's target itself, when
  *    the chain starts with a call). `[ValueTag.Json, ...args]` carries the arguments inline as
- *    JSON; `[ValueTag.Records, records]` carries the arguments array as a record table.
+ *    JSON; `[ValueTag.Records, records]` carries the arguments array as a record table;
+ *    `[ValueTag.Bytes, [typeName, blobIndex]]` carries exactly one argument that is bytes.
  */
 export type ChainStep = string | ApplyStep;
-export type ApplyStep = [typeof ValueTag.Json, ...unknown[]] | [typeof ValueTag.Records, RecordTable];
+export type ApplyStep =
+  | [typeof ValueTag.Json, ...unknown[]]
+  | [typeof ValueTag.Records, RecordTable]
+  | [typeof ValueTag.Bytes, [type: string, blob: number]];
 
 /**
  * A call: `[id, chain]`, `[id, chain, target]` or `[id, chain, target, flags]`.
@@ -126,24 +134,30 @@ export const ReplyStatus = {
   OkRecords: 1,
   /** The chain threw: the thrown value, as a record table (rebuilt as a real Error). */
   Threw: 2,
-  /** dorpc refused or failed: `[id, 3, code, message]`. */
+  /** dorpc refused or failed: `[id, 3, code, message]`, or `[id, 3, code, message, causeRecords]`. */
   Failed: 3,
+  /** The chain's result, as bytes (`ValueTag.Bytes`): `[id, 4, [typeName, blobIndex]]`. */
+  OkBytes: 4,
 } as const;
 export type ReplyStatus = (typeof ReplyStatus)[keyof typeof ReplyStatus];
 
 /**
  * A reply:
  *  - `[id]`: the result was `undefined` (the common `void` method);
- *  - `[id, 0, json]`, `[id, 1, records]`: the result;
+ *  - `[id, 0, json]`, `[id, 1, records]`, `[id, 4, [typeName, blobIndex]]`: the result (the
+ *    status of a result is its `ValueTag`);
  *  - `[id, 2, records]`: the thrown value;
- *  - `[id, 3, code, message]`: an `RpcError` with that code.
+ *  - `[id, 3, code, message]`: an `RpcError` with that code; `[id, 3, code, message, records]`
+ *    when it has a cause worth keeping (the exception a getter threw while the result was
+ *    encoded), as a record table.
  */
 export type ReplyEnvelope =
   | [id: number]
   | [id: number, status: typeof ReplyStatus.OkJson, value: unknown]
   | [id: number, status: typeof ReplyStatus.OkRecords, records: RecordTable]
+  | [id: number, status: typeof ReplyStatus.OkBytes, bytes: [type: string, blob: number]]
   | [id: number, status: typeof ReplyStatus.Threw, records: RecordTable]
-  | [id: number, status: typeof ReplyStatus.Failed, code: string, message: string];
+  | [id: number, status: typeof ReplyStatus.Failed, code: string, message: string, cause?: RecordTable];
 
 /** Body of a `FrameKind.Replies` frame. */
 export type RepliesBody = ReplyEnvelope[];
@@ -157,15 +171,15 @@ export type CancelBody = number[];
 /**
  * Reference records: dorpc's record types for values that travel by reference, not by copy.
  * They only appear in record tables (never on the JSON fast path).
- *  - `[20, [callId, ...names]]` PIPELINE: the result of the sender's call `callId`, made earlier
+ *  - `[30, [callId, ...names]]` PIPELINE: the result of the sender's call `callId`, made earlier
  *    in the same frame, then these property reads on it.
- *  - `[21, [exportId, kind]]` EXPORT: a stub for the sender's export `exportId`; `kind` 0 is a
+ *  - `[31, [exportId, kind]]` EXPORT: a stub for the sender's export `exportId`; `kind` 0 is a
  *    function, 1 an object (an `RpcTarget`). Every occurrence is one reference the receiver
  *    holds until it sends `Release` for it.
- *  - `[22, exportId]` RETURN: the receiver's own export `exportId`, handed back (the receiver
+ *  - `[32, exportId]` RETURN: the receiver's own export `exportId`, handed back (the receiver
  *    uses its original object).
  */
-export const RefRecord = { Pipeline: 20, Export: 21, Return: 22 } as const;
+export const RefRecord = { Pipeline: 30, Export: 31, Return: 32 } as const;
 export type RefRecord = (typeof RefRecord)[keyof typeof RefRecord];
 
 /** `kind` of an EXPORT record. */

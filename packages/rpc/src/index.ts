@@ -32,7 +32,7 @@ export { rpcConnection, type RpcConnection } from "./client.js";
 export { RpcError, RPC_ERROR_CODES, type RpcErrorCode } from "./errors.js";
 
 /** Standalone structured-clone encoding with dorpc's wire format (validated on decode). */
-export { encode, decode, type EncodeOptions } from "./value.js";
+export { encode, encodeAsync, decode, type EncodeOptions } from "./value.js";
 
 /** Receive-side limits and their defaults. */
 export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";

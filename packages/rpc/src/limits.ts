@@ -10,7 +10,7 @@ import { RpcError } from "./errors.js";
 export interface RpcLimits {
   /** Largest frame accepted: bytes for binary frames, UTF-16 code units for text frames. Default 32 MiB. */
   maxMessageBytes: number;
-  /** Deepest nesting of objects/arrays in one value. Default 64. */
+  /** Deepest nesting of objects, arrays, maps, sets, errors and views in one value. Default 20,000. */
   maxDepth: number;
   /** Most nodes (objects, arrays, primitives, records) in one frame, all its values together. Default 1,000,000. */
   maxNodes: number;
@@ -44,7 +44,7 @@ export interface RpcLimits {
 /** The defaults, frozen. Both ends use them unless told otherwise. */
 export const DEFAULT_LIMITS: Readonly<RpcLimits> = Object.freeze({
   maxMessageBytes: 32 * 1024 * 1024,
-  maxDepth: 64,
+  maxDepth: 20_000,
   maxNodes: 1_000_000,
   maxChainLength: 32,
   maxArgs: 64,

@@ -12,6 +12,8 @@
  *    its blobs from 0, so an envelope's encoded form never has to be rewritten.
  *  - A send that fails (the socket closed under us) is dropped silently: the peer learns of the
  *    loss from the close, which covers every frame.
+ *  - An envelope whose bytes are not ready (a Blob being read) holds back every envelope after
+ *    it until they are: what was queued before it leaves at once, the rest waits in order.
  *
  * Internal module.
  */
@@ -24,6 +26,11 @@ export class Outbox {
   private parts: string[] = [];
   private blobs: (readonly Uint8Array[])[] = [];
   private scheduled = false;
+  /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
+  private waiting:
+    | { kind: number; json: string; blobs: readonly Uint8Array[]; ready: Promise<string | null | undefined> | undefined }[]
+    | undefined;
+  private gate: Promise<void> | undefined;
   /** > 0 while the caller batches (e.g. runs an incoming frame): it flushes at the end itself. */
   private holds = 0;
   private readonly flushBound = () => this.flush();
@@ -37,11 +44,23 @@ export class Outbox {
 
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
-    return this.parts.length === 0 && this.holds === 0;
+    return this.parts.length === 0 && this.holds === 0 && this.waiting === undefined;
   }
 
-  /** Queues one envelope (its JSON) of frame `kind`. */
-  add(kind: number, json: string, blobs: readonly Uint8Array[] = NO_BLOBS): void {
+  /**
+   * Queues one envelope (its JSON) of frame `kind`. With `ready`, it waits (and so does what comes
+   * after it) until `ready` settles: `undefined` sends it as it is, a string sends that instead
+   * (e.g. a failure reply), `null` drops it.
+   */
+  add(kind: number, json: string, blobs: readonly Uint8Array[] = NO_BLOBS, ready?: Promise<string | null | undefined>): void {
+    if (ready || this.waiting) {
+      (this.waiting ??= []).push({ kind, json, blobs, ready });
+      if (!this.gate) {
+        this.flush(); // what came before it leaves now
+        this.gate = this.releaseWaiting();
+      }
+      return;
+    }
     this.kinds.push(kind);
     this.parts.push(json);
     this.blobs.push(blobs);
@@ -89,11 +108,32 @@ export class Outbox {
     this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start).join(",")}]`, frameBlobs));
   }
 
+  /** Moves waiting envelopes to the queue as their bytes become ready, then sends them. */
+  private async releaseWaiting(): Promise<void> {
+    while (this.waiting?.length) {
+      const next = this.waiting.shift()!;
+      let json: string | null | undefined = next.json;
+      if (next.ready) {
+        this.flush();
+        const replaced = await next.ready;
+        if (replaced !== undefined) json = replaced;
+      }
+      if (json === null || !this.waiting) continue; // dropped, or the connection is gone
+      this.kinds.push(next.kind);
+      this.parts.push(json);
+      this.blobs.push(json === next.json ? next.blobs : NO_BLOBS);
+    }
+    this.waiting = undefined;
+    this.gate = undefined;
+    if (this.holds === 0) this.flush();
+  }
+
   /** Drops everything queued (the connection is gone). */
   clear(): void {
     this.kinds = [];
     this.parts = [];
     this.blobs = [];
+    this.waiting = undefined;
   }
 
   private sendSafely(frame: WireFrame): void {

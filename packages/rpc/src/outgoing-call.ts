@@ -59,6 +59,8 @@ export class OutgoingCall {
   source: CallSource | undefined;
   /** It depends on a call sent in an earlier frame: it is encoded again when that one settles. */
   deferred = false;
+  /** Blob bytes it carries are still being read; its frame waits for them. */
+  ready: Promise<void> | undefined;
 
   // --- life ----------------------------------------------------------------------------------
   /** The connection it was last sent on, or undefined while queued. */

@@ -11,7 +11,8 @@
  * Internal module (workerd only).
  */
 import { currentCall } from "./callee.js";
-import { isJsonSafe, toRecords } from "./codec.js";
+import { type EncodeContext, writeArgs } from "./codec.js";
+import { platformIdentities } from "./platform-state.js";
 import { connectionFor, existingConnection, type ResolvedServerOptions } from "./dispatcher.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -89,7 +90,7 @@ export function broadcastTo<C>(target: object, filter: ClientFilter | undefined)
       return (...args: unknown[]) => {
         const sockets = select();
         if (sockets.length === 0) return 0;
-        const { json, blobs } = notification([name], args, 0);
+        const { json, blobs } = notification([name], args, 0, platformIdentities(target));
         let frame: WireFrame | undefined;
         for (const ws of sockets) frame = deliver(ws, json, blobs, frame);
         return sockets.length;
@@ -103,13 +104,22 @@ export function broadcastTo<C>(target: object, filter: ClientFilter | undefined)
  * a function or an `RpcTarget` among them is refused (a broadcast cannot hand each client a
  * reference; call `client(c)` for that).
  */
-export function notification(path: readonly string[], args: readonly unknown[], flags: number): { json: string; blobs: Uint8Array[] } {
-  const blobs: Uint8Array[] = [];
-  let apply: string;
-  if (isJsonSafe(args)) apply = args.length === 0 ? "[0]" : `[0,${JSON.stringify(args).slice(1)}`;
-  else apply = `[1,${JSON.stringify(toRecords(args, { blobs, stack: false }))}]`;
+export function notification(
+  path: readonly string[],
+  args: readonly unknown[],
+  flags: number,
+  forbidden?: ReadonlyMap<object, string>,
+): { json: string; blobs: Uint8Array[] } {
+  const ctx: EncodeContext = { blobs: [], stack: false, label: "arguments", forbidden };
+  const apply = JSON.stringify(writeArgs(args, ctx));
+  if (ctx.pending?.length) {
+    throw new RpcError(
+      "ENCODE",
+      "A broadcast cannot carry a Blob or File (its bytes are read asynchronously): send `await blob.arrayBuffer()`, or call each client with client(c).",
+    );
+  }
   const chain = `${JSON.stringify(path).slice(0, -1)},${apply}]`;
-  return { json: flags ? `[0,${chain},0,${flags}]` : `[0,${chain}]`, blobs };
+  return { json: flags ? `[0,${chain},0,${flags}]` : `[0,${chain}]`, blobs: ctx.blobs };
 }
 
 /**

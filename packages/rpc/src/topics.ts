@@ -16,6 +16,7 @@ import { existingConnection } from "./dispatcher.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type WireFrame, writeFrame } from "./frame.js";
+import { platformIdentities } from "./platform-state.js";
 import { deliver, notification } from "./push.js";
 import { readAttachment, socketsOf, writeAttachment } from "./socket-state.js";
 import { type Sql, sqlOf } from "./sql.js";
@@ -131,7 +132,7 @@ export function publish(target: object, topics: ReadonlyMap<string, ResolvedTopi
   const log = logOf(target, topics);
   const options = log.topic(topic);
   const seq = log.latest(topic) + 1;
-  const { json, blobs } = notification(["event"], [topic, seq, event], CallFlags.System);
+  const { json, blobs } = notification(["event"], [topic, seq, event], CallFlags.System, platformIdentities(target));
   const frame = writeFrame(FrameKind.Calls, `[${json}]`, blobs);
   log.append(topic, options, seq, frame);
   for (const ws of socketsOf(target)) {

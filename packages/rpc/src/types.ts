@@ -37,8 +37,15 @@ export type ReservedMember =
 /** Values the wire carries as themselves. */
 export type Primitive = string | number | boolean | bigint | null | undefined;
 
+/**
+ * `Blob` and `File`, recognised by shape: naming `Blob` would break the whole client type in a
+ * program whose lib does not declare it (an ES-only tsconfig), and workers-types declares it as
+ * a class, which a conditional on `typeof globalThis` cannot see.
+ */
+type BlobLike = { readonly size: number; readonly type: string; arrayBuffer(): Promise<ArrayBuffer>; text(): Promise<string> };
+
 /** Built-in objects that cross the wire as themselves. */
-export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView | String | Number | Boolean;
+export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView | String | Number | Boolean | BlobLike;
 
 type AnyFunction = (...args: never[]) => unknown;
 

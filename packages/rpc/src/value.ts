@@ -2,7 +2,7 @@
  * `encode` / `decode` of a single value outside any connection: the same wire form dorpc uses
  * for arguments and results, for callers that want to store or forward a value.
  */
-import { decodeContext, isJsonSafe, readValue, toRecords } from "./codec.js";
+import { decodeContext, type EncodeContext, readValue, resolveBlobs, writeValue } from "./codec.js";
 import { RpcError } from "./errors.js";
 import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
@@ -19,13 +19,28 @@ export interface EncodeOptions {
 /**
  * Encodes any structured-clone value (plus Errors with cause and own properties) into a string,
  * or into bytes when the value holds binary data. Throws `RpcError` `ENCODE` for functions,
- * symbols and class instances.
+ * symbols, class instances and values holding a Blob or File (their bytes can only be read
+ * asynchronously: use {@link encodeAsync}).
  */
 export function encode(value: unknown, options?: EncodeOptions): WireFrame {
-  if (isJsonSafe(value)) return writeFrame(VALUE_KIND, JSON.stringify([0, value]), []);
-  const blobs: Uint8Array[] = [];
-  const records = toRecords(value, { blobs, stack: options?.errorStack ?? true });
-  return writeFrame(VALUE_KIND, JSON.stringify([1, records]), blobs);
+  const ctx = contextOf(options);
+  const [tag, payload] = writeValue(value, ctx);
+  if (ctx.pending?.length) {
+    throw new RpcError("ENCODE", "The value holds a Blob or File, whose bytes can only be read asynchronously: use encodeAsync.");
+  }
+  return writeFrame(VALUE_KIND, JSON.stringify([tag, payload]), ctx.blobs);
+}
+
+/** Like {@link encode}, and also reads the bytes of every Blob and File the value holds. */
+export async function encodeAsync(value: unknown, options?: EncodeOptions): Promise<WireFrame> {
+  const ctx = contextOf(options);
+  const [tag, payload] = writeValue(value, ctx);
+  if (ctx.pending?.length) await resolveBlobs(ctx.blobs, ctx.pending);
+  return writeFrame(VALUE_KIND, JSON.stringify([tag, payload]), ctx.blobs);
+}
+
+function contextOf(options: EncodeOptions | undefined): EncodeContext {
+  return { blobs: [], stack: options?.errorStack ?? true, label: "value" };
 }
 
 /**

@@ -1,0 +1,445 @@
+/**
+ * The record writer: flattens any structured-clone value into a record table (records.ts for
+ * the layout, docs/protocol.md for the types).
+ *
+ * Invariants:
+ *  - Each property is read once. Plain objects and arrays the JSON walk already copied
+ *    (json-path.ts) are read from their copies (`copies`), so a getter never runs twice.
+ *  - Records are numbered in depth-first pre-order from the root (index 0), exactly as a
+ *    recursive writer would, but the walk keeps its own stack: a value 100,000 levels deep
+ *    costs memory, never the call stack. `maxDepth` still bounds it, because a Proxy can
+ *    produce an endless chain.
+ *  - Whatever cannot travel fails the whole value with `RpcError` `ENCODE` naming where it was
+ *    (`result.config.env`), and an exception thrown while reading (a getter) is kept as that
+ *    error's `cause`.
+ *
+ * Internal module.
+ */
+import type { PendingBlob } from "./blobs.js";
+import { ByteRecords } from "./byte-records.js";
+import type { RecordTable, WireRecord } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import {
+  BY_INDEX,
+  describeThrown,
+  Literal,
+  MAP_ENTRIES,
+  type Names,
+  PairKeys,
+  pathText,
+  Refusal,
+  type Segment,
+  SET_ELEMENTS,
+  segmentOf,
+  segmentText,
+} from "./paths.js";
+import { DEFAULT_LIMITS } from "./limits.js";
+import { BlobCtor, Ext, NEG_ZERO, T } from "./records.js";
+
+/** Per-frame encoding state: blobs are shared by every value of the frame. */
+export interface EncodeContext {
+  /** Binary payloads; a record refers to one by its index here. */
+  blobs: Uint8Array[];
+  /** Include `Error.stack`. */
+  stack: boolean;
+  /** Blob and File bytes still to be read into `blobs` before the frame is written (see blobs.ts). */
+  pending?: PendingBlob[];
+  /** Objects that must never be sent, with how to name them (the server's env, ctx, …). */
+  forbidden?: ReadonlyMap<object, string>;
+  /** Names the value in error messages: "result", "arguments", … Default "value". */
+  label?: string;
+  /** Deepest nesting walked before refusing. Default `DEFAULT_LIMITS.maxDepth`. */
+  maxDepth?: number;
+  /**
+   * Values that travel by reference (functions, `RpcTarget`s, stubs, pending results): the
+   * connection turns one into a reference record (envelopes.ts `RefRecord`), a `Substitute`
+   * (a value already known), or `undefined` when it cannot travel. Without it, they are refused.
+   * What it throws propagates as is (it is the connection's decision, not a read failure).
+   */
+  refer?: (value: object) => WireRecord | Substitute | undefined;
+}
+
+/** Returned by `EncodeContext.refer` when a reference stands for a value that is already known. */
+export class Substitute {
+  constructor(readonly value: unknown) {}
+}
+
+/** Carries what `refer` threw past the writer's error location. */
+class FromRefer {
+  constructor(readonly error: unknown) {}
+}
+
+const { getPrototypeOf, hasOwn, keys: ownKeys } = Object;
+const objectToString = Object.prototype.toString;
+const OBJECT_PROTO = Object.prototype;
+const ARRAY_PROTO = Array.prototype;
+// Brand-checked readers: a subclass or an own property cannot redirect them to user code.
+const mapEntries = Map.prototype.entries;
+const setValues = Set.prototype.values;
+const dateTime = Date.prototype.getTime;
+const numberValue = Number.prototype.valueOf;
+const stringValue = String.prototype.valueOf;
+const booleanValue = Boolean.prototype.valueOf;
+const bigintValue = BigInt.prototype.valueOf;
+const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
+const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
+
+/** Where a child's record index is stored: a payload array, an entry pair, an error payload. */
+type Holder = object;
+
+/** Where a frame puts child `j`'s record index (see Frame). */
+const INTO_LIST = 0;
+const INTO_PAIRS = 1;
+const INTO_SLOTS = 2;
+
+/**
+ * The children of one container still to be written, and where their record indexes go:
+ * `into[j]` (arrays, sets), `into[j >> 1][j & 1]` (key/value pairs of objects and maps), or
+ * `into[j][slots[j]]` (errors, arrays with holes or names).
+ */
+interface Frame {
+  readonly values: unknown[];
+  readonly mode: typeof INTO_LIST | typeof INTO_PAIRS | typeof INTO_SLOTS;
+  readonly into: unknown[];
+  readonly slots: (number | string)[] | undefined;
+  readonly names: Names;
+  next: number;
+}
+
+/** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
+export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
+  const writer = new RecordWriter(ctx, copies);
+  writer.write(value);
+  writer.bytes.trim();
+  return writer.records;
+}
+
+class RecordWriter {
+  readonly records: WireRecord[] = [];
+  /** Objects by identity and primitives by value → record index (aliases, cycles, dedupe). */
+  private readonly refs = new Map<unknown, number>();
+  /** ArrayBuffers, views and Blobs: their records and which bytes become blobs. */
+  readonly bytes: ByteRecords;
+  private readonly frames: Frame[] = [];
+  private readonly maxDepth: number;
+
+  constructor(
+    private readonly ctx: EncodeContext,
+    private readonly copies: ReadonlyMap<object, object> | undefined,
+  ) {
+    this.maxDepth = ctx.maxDepth ?? DEFAULT_LIMITS.maxDepth;
+    this.bytes = new ByteRecords(this.records, ctx);
+  }
+
+  write(root: unknown): void {
+    const frames = this.frames;
+    try {
+      this.add(root);
+      while (frames.length) {
+        const frame = frames[frames.length - 1]!;
+        if (frame.next === frame.values.length) {
+          frames.pop();
+          continue;
+        }
+        const j = frame.next++;
+        const index = this.add(frame.values[j]);
+        if (frame.mode === INTO_LIST) frame.into[j] = index;
+        else if (frame.mode === INTO_PAIRS) (frame.into[j >> 1] as number[])[j & 1] = index;
+        else (frame.into[j] as Record<string | number, number>)[frame.slots![j]!] = index;
+      }
+    } catch (error) {
+      if (error instanceof FromRefer) throw error.error;
+      throw this.located(error);
+    }
+  }
+
+  /** Asks the connection whether `value` travels by reference. */
+  private referred(value: object): number | undefined {
+    const refer = this.ctx.refer;
+    if (!refer) return undefined;
+    let ref: WireRecord | Substitute | undefined;
+    try {
+      ref = refer(value);
+    } catch (error) {
+      throw new FromRefer(error);
+    }
+    if (ref instanceof Substitute) return this.add(ref.value);
+    return ref ? this.push(ref, value) : undefined;
+  }
+
+  /** Turns a refusal or a read failure into `ENCODE` naming where the walk was. */
+  private located(error: unknown): RpcError {
+    const frames = this.frames;
+    // Each open frame is writing its child `next - 1`: the frame above it, or, for the top one,
+    // the value that failed.
+    const segments: Segment[] = [];
+    for (const frame of frames) if (frame.next > 0) segments.push(segmentOf(frame.names, frame.next - 1));
+    let path = (this.ctx.label ?? "value") + pathText(segments);
+    if (error instanceof Refusal) {
+      if (error.inner !== undefined) path += segmentText(error.inner);
+      return new RpcError("ENCODE", error.describe(path), error.cause === undefined ? undefined : { cause: error.cause });
+    }
+    return new RpcError("ENCODE", `Reading ${path} threw: ${describeThrown(error)}`, { cause: error });
+  }
+
+  private push(record: WireRecord, key: unknown): number {
+    const index = this.records.push(record) - 1;
+    this.refs.set(key, index);
+    return index;
+  }
+
+  /** Opens a frame for a container's children; the container's record is already pushed. */
+  private open(values: unknown[], mode: Frame["mode"], into: unknown[], slots: Frame["slots"], names: Names): void {
+    if (values.length === 0) return;
+    if (this.frames.length >= this.maxDepth) {
+      throw new Refusal((path) => `Cannot send ${path}: the value is nested deeper than ${this.maxDepth} levels.`);
+    }
+    this.frames.push({ values, mode, into, slots, names, next: 0 });
+  }
+
+  private add(value: unknown): number {
+    if (typeof value === "object" && value !== null) value = this.copies?.get(value) ?? value;
+    const known = this.refs.get(value);
+    if (known !== undefined && !(value === 0 && 1 / (value as number) < 0)) return known;
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        return this.push([T.PRIMITIVE, value], value);
+      case "number":
+        if (value !== value || value === Infinity || value === -Infinity) return this.push([Ext.NUMBER, String(value)], value);
+        if (value === 0 && 1 / value < 0) return this.records.push([NEG_ZERO as never]) - 1;
+        return this.push([T.PRIMITIVE, value], value);
+      case "undefined":
+        return this.push([T.VOID], value);
+      case "bigint":
+        return this.push([T.BIGINT, value.toString()], value);
+      case "object":
+        if (value === null) return this.push([T.PRIMITIVE, null], value);
+        return this.addObject(value);
+      case "function": {
+        const referred = this.referred(value);
+        if (referred !== undefined) return referred;
+        const name = value.name;
+        throw new Refusal(
+          (path) => `Cannot send ${path}: it is a function${name ? ` (${name})` : ""}, and functions do not cross the wire.`,
+        );
+      }
+      default:
+        throw new Refusal((path) => `Cannot send ${path}: it is a ${typeof value}, which does not cross the wire.`);
+    }
+  }
+
+  private addObject(value: object): number {
+    const forbidden = this.ctx.forbidden?.get(value);
+    if (forbidden !== undefined) {
+      throw new Refusal(
+        (path) =>
+          `Cannot send ${path}: it is ${forbidden}, which never leaves the server. Return the data you mean to send (access.unsafeTrustedCaller lifts this).`,
+      );
+    }
+    const proto = getPrototypeOf(value);
+    if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value);
+    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>);
+
+    const tag = objectToString.call(value).slice(8, -1);
+    switch (tag) {
+      case "Date": {
+        const time = dateTime.call(value);
+        return this.push([T.DATE, time === time ? time : ""], value);
+      }
+      case "RegExp":
+        return this.push([T.REGEXP, { source: regexpSource.call(value) as string, flags: regexpFlags.call(value) as string }], value);
+      case "Map": {
+        const entries: [number, number][] = [];
+        const index = this.push([T.MAP, entries], value);
+        const values: unknown[] = [];
+        for (const [k, v] of mapEntries.call(value as Map<unknown, unknown>)) {
+          entries.push([-1, -1]);
+          values.push(k, v);
+        }
+        this.open(values, INTO_PAIRS, entries, undefined, MAP_ENTRIES);
+        return index;
+      }
+      case "Set": {
+        const items: number[] = [];
+        const index = this.push([T.SET, items], value);
+        const values = [...setValues.call(value as Set<unknown>)];
+        items.length = values.length;
+        this.open(values, INTO_LIST, items, undefined, SET_ELEMENTS);
+        return index;
+      }
+      case "ArrayBuffer":
+      case "SharedArrayBuffer":
+        return this.bytes.buffer(value as ArrayBuffer);
+      case "Boolean":
+        return this.push([tag as never, booleanValue.call(value)], value);
+      case "String":
+        return this.push([tag as never, stringValue.call(value)], value);
+      case "Number": {
+        // JSON has no NaN, ±Infinity or -0: those go as strings (`new Number("-0")` agrees).
+        const n = numberValue.call(value);
+        const payload = n !== n || n === Infinity || n === -Infinity ? String(n) : n === 0 && 1 / n < 0 ? NEG_ZERO : n;
+        return this.push([tag as never, payload], value);
+      }
+      case "BigInt":
+        return this.push([tag as never, bigintValue.call(value).toString()], value);
+      case "Array":
+        // An array from another realm, or with an unusual prototype: its elements still travel.
+        return this.addArray(value as unknown[]);
+      case "Blob":
+      case "File":
+        if (BlobCtor && value instanceof BlobCtor) return this.push(this.bytes.blob(value), value);
+        break;
+    }
+    if (ArrayBuffer.isView(value)) return this.bytes.view(value, (record) => this.push(record, value));
+    if (value instanceof Error || tag === "Error") return this.addError(value as Error);
+    const referred = this.referred(value);
+    if (referred !== undefined) return referred;
+    const ctor = (value as { constructor?: { name?: unknown } }).constructor;
+    const name = ctor?.name;
+    // `Object.create(proto)` or a function's `prototype = {…}`: the constructor found is Object's.
+    const kind =
+      ctor === Object ? "an object with a prototype of its own" : `an instance of ${typeof name === "string" && name ? name : tag}`;
+    throw new Refusal(
+      (path) => `Cannot send ${path}: it is ${kind}, and only plain objects, arrays and structured-clone types cross the wire.`,
+    );
+  }
+
+  private addArray(value: unknown[]): number {
+    const n = value.length;
+    const keys = ownKeys(value);
+    // Own enumerable keys of an array list its present indexes first, ascending, then the named
+    // properties: dense without names exactly when the last of n keys is "n-1".
+    if (keys.length === n && (n === 0 || keys[n - 1] === String(n - 1))) {
+      const items: number[] = new Array(n);
+      const index = this.push([T.ARRAY, items], value);
+      const values = new Array<unknown>(n);
+      for (let i = 0; i < n; i++) values[i] = this.read(value, i);
+      this.open(values, INTO_LIST, items, undefined, BY_INDEX);
+      return index;
+    }
+    // Holes, named properties or both: present elements as [index, record] pairs, and named
+    // properties as [key, value] record pairs (type 20) when there are any.
+    let named = 0;
+    for (let k = keys.length - 1; k >= 0 && !isIndexKey(keys[k]!, n); k--) named++;
+    const elements: number[] = named === 0 ? [n] : [];
+    const props: [number, number][] = [];
+    const index = this.push(named === 0 ? [Ext.SPARSE_ARRAY, elements] : [Ext.ARRAY_WITH_PROPS, [n, elements, props]], value);
+    const values: unknown[] = [];
+    const holders: Holder[] = [];
+    const slots: number[] = [];
+    const segments: Segment[] = [];
+    for (let k = 0; k < keys.length - named; k++) {
+      const i = Number(keys[k]);
+      elements.push(i, -1);
+      values.push(this.read(value, i));
+      holders.push(elements);
+      slots.push(elements.length - 1);
+      segments.push(i);
+    }
+    for (let k = keys.length - named; k < keys.length; k++) {
+      const key = keys[k]!;
+      const pair: [number, number] = [-1, -1];
+      props.push(pair);
+      values.push(key, this.read(value, key));
+      holders.push(pair, pair);
+      slots.push(0, 1);
+      segments.push(key, key);
+    }
+    this.open(values, INTO_SLOTS, holders, slots, segments);
+    return index;
+  }
+
+  private addPlain(value: Record<string, unknown>): number {
+    const entries: [number, number][] = [];
+    const index = this.push([T.OBJECT, entries], value);
+    const keys = ownKeys(value);
+    const values = new Array<unknown>(keys.length * 2);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (key === "__proto__") {
+        throw new Refusal((path) => `Cannot send ${path}: it has an own "__proto__" key.`, undefined, key);
+      }
+      entries.push([-1, -1]);
+      values[2 * i] = key;
+      values[2 * i + 1] = this.read(value, key);
+    }
+    this.open(values, INTO_PAIRS, entries, undefined, new PairKeys(keys));
+    return index;
+  }
+
+  /** One property read, with the property named if its getter throws. */
+  private read(holder: object, key: string | number): unknown {
+    try {
+      return (holder as Record<string | number, unknown>)[key];
+    } catch (error) {
+      throw new Refusal((path) => `Reading ${path} threw: ${describeThrown(error)}`, error, key);
+    }
+  }
+
+  private addError(error: Error): number {
+    const payload: { name: string; message?: string; stack?: string; cause?: number; props?: [number, number][] } = {
+      name: errorName(error),
+    };
+    // An error made without a message has none of its own: it must not arrive with `message: ""`.
+    if (hasOwn(error, "message")) {
+      const message = this.read(error, "message");
+      payload.message = typeof message === "string" ? message : String(message);
+    }
+    const index = this.push([T.ERROR, payload], error);
+    if (this.ctx.stack) {
+      const stack = this.read(error, "stack");
+      if (typeof stack === "string") payload.stack = stack;
+    }
+    const values: unknown[] = [];
+    const holders: Holder[] = [];
+    const slots: (number | string)[] = [];
+    const segments: Segment[] = [];
+    if (hasOwn(error, "cause")) {
+      values.push(this.read(error, "cause"));
+      holders.push(payload);
+      slots.push("cause");
+      segments.push(new Literal(".cause"));
+    }
+    const props: [number, number][] = [];
+    const addProp = (key: string, v: unknown) => {
+      const pair: [number, number] = [-1, -1];
+      props.push(pair);
+      values.push(key, v);
+      holders.push(pair, pair);
+      slots.push(0, 1);
+      segments.push(key, key);
+    };
+    for (const key of ownKeys(error)) {
+      if (key === "name" || key === "message" || key === "stack" || key === "cause" || key === "__proto__") continue;
+      const v = this.read(error, key);
+      // Thrown errors often carry handles (a response, a socket): skip what cannot travel rather
+      // than lose the whole error.
+      if (typeof v === "function" || typeof v === "symbol") continue;
+      addProp(key, v);
+    }
+    // AggregateError#errors is an own but non-enumerable property: carry it explicitly.
+    if (error instanceof AggregateError && !Object.prototype.propertyIsEnumerable.call(error, "errors")) {
+      const errors = this.read(error, "errors");
+      if (Array.isArray(errors)) addProp("errors", errors);
+    }
+    if (props.length) payload.props = props;
+    this.open(values, INTO_SLOTS, holders, slots, segments);
+    return index;
+  }
+}
+
+/** True for the canonical string of an index below `length` ("3", not "03" or "3.0"). */
+function isIndexKey(key: string, length: number): boolean {
+  const i = Number(key);
+  return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
+}
+
+function errorName(error: Error): string {
+  const name = error.name;
+  if (typeof name === "string" && name !== "Error") return name;
+  // `class NotFound extends Error {}` leaves name "Error": the class name is what users expect.
+  const ctor = (error as { constructor?: { name?: unknown } }).constructor;
+  if (ctor && ctor !== Error && typeof ctor.name === "string" && ctor.name) return ctor.name;
+  return typeof name === "string" ? name : "Error";
+}

@@ -1,0 +1,148 @@
+/**
+ * Reply envelopes: how a call's outcome is written (and, for the delivery record, read back).
+ *
+ *  - A result goes in the cheapest form that keeps it whole (`writeValue`: JSON, records or
+ *    bytes; the reply status is the value tag). Objects and functions it hands out travel by
+ *    reference (`refer`). The object itself, its env and its ctx never leave (`forbidden`).
+ *  - A thrown value goes as a record table, so the caller rebuilds a real Error; one that cannot
+ *    travel is replaced by a plain Error with its name and message.
+ *  - dorpc's own refusal goes as `Failed` with its code; an `ENCODE` failure caused by user code
+ *    (a getter that threw while the result was read) also carries that exception as its cause.
+ *  - Blob and File bytes in a result are read before the reply may leave: `ready` settles with
+ *    `undefined` when they are, or with a failure envelope replacing the reply.
+ *
+ * Internal module.
+ */
+import { isOwnError, ownError } from "./chain.js";
+import { decodeContext, type EncodeContext, fromRecords, readValue, resolveBlobs, writeThrown, writeValue } from "./codec.js";
+import { ReplyStatus, type WireRecord } from "./envelopes.js";
+import { RPC_ERROR_CODES, RpcError } from "./errors.js";
+import { readFrame, type WireFrame } from "./frame.js";
+import type { RpcLimits } from "./limits.js";
+
+/** How a finished call ended. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A reply ready for the outbox. */
+export interface Reply {
+  json: string;
+  /** The outcome could not be written and `json` is a failure instead (references it pinned are not sent). */
+  replaced?: boolean;
+  blobs: Uint8Array[];
+  /** Blob bytes still being read; settles with `undefined`, or with the envelope to send instead. */
+  ready: Promise<string | undefined> | undefined;
+}
+
+/** What writing replies needs to know of its end. */
+export interface ReplyEnv {
+  readonly limits: Readonly<RpcLimits>;
+  readonly exposeErrorStack: boolean;
+  /** Never sent, named in the refusal (the object, its env, its ctx and their members). */
+  readonly forbidden: ReadonlyMap<object, string> | undefined;
+}
+
+const NO_BLOBS: Uint8Array[] = [];
+
+/** The reply of call `id`. `refer` hands out what travels by reference (and reports what it pinned). */
+export function writeReply(id: number, outcome: Outcome, env: ReplyEnv, refer: EncodeContext["refer"]): Reply {
+  if (!outcome.ok) return writeThrownReply(id, outcome.error, env);
+  const value = outcome.value;
+  if (value === undefined) return { json: `[${id}]`, blobs: NO_BLOBS, ready: undefined };
+  const ctx: EncodeContext = { blobs: [], stack: false, label: "result", maxDepth: env.limits.maxDepth, forbidden: env.forbidden, refer };
+  try {
+    const [tag, payload] = writeValue(value, ctx);
+    // A result's reply status is its value tag: OkJson, OkRecords or OkBytes.
+    const json = JSON.stringify([id, tag, payload]);
+    return { json, blobs: ctx.blobs, ready: pendingBlobs(id, ctx) };
+  } catch (error) {
+    return { json: failed(id, asRpcError(error, "ENCODE"), env), blobs: NO_BLOBS, ready: undefined, replaced: true };
+  }
+}
+
+function writeThrownReply(id: number, error: unknown, env: ReplyEnv): Reply {
+  if (isOwnError(error)) return { json: failed(id, error, env), blobs: NO_BLOBS, ready: undefined };
+  const stack = env.exposeErrorStack;
+  const ctx: EncodeContext = { blobs: [], stack, label: "thrown value", maxDepth: env.limits.maxDepth, forbidden: env.forbidden };
+  try {
+    const json = JSON.stringify([id, ReplyStatus.Threw, writeThrown(error, ctx)]);
+    return { json, blobs: ctx.blobs, ready: pendingBlobs(id, ctx) };
+  } catch {
+    // The thrown value holds something that cannot travel: keep what identifies it.
+    const plain = error instanceof Error ? error : new Error(String(error));
+    const fallback = new Error(plain.message);
+    fallback.name = plain.name;
+    if (stack && plain.stack) fallback.stack = plain.stack;
+    const blobs: Uint8Array[] = [];
+    return { json: JSON.stringify([id, ReplyStatus.Threw, writeThrown(fallback, { blobs, stack })]), blobs, ready: undefined };
+  }
+}
+
+/** Reads the Blobs a reply holds; a Blob that cannot be read turns the reply into `ENCODE`. */
+function pendingBlobs(id: number, ctx: EncodeContext): Promise<string | undefined> | undefined {
+  if (!ctx.pending?.length) return undefined;
+  return resolveBlobs(ctx.blobs, ctx.pending).then(
+    () => undefined,
+    (error: unknown) => failed(id, asRpcError(error, "ENCODE")),
+  );
+}
+
+/**
+ * `[id, 3, code, message]`. An `ENCODE` failure caused by user code (a getter that threw while
+ * the result was read) also carries that exception, as a record table, so the caller's
+ * `RpcError` has it as `cause`. A cause that cannot travel itself (or holds a Blob, which would
+ * need another read) is left out.
+ */
+export function failed(id: number, error: RpcError, env?: ReplyEnv): string {
+  if (env && error.code === "ENCODE" && error.cause !== undefined) {
+    try {
+      const ctx: EncodeContext = {
+        blobs: [],
+        pending: [],
+        stack: env.exposeErrorStack,
+        label: "cause",
+        maxDepth: env.limits.maxDepth,
+        forbidden: env.forbidden,
+      };
+      const cause = writeThrown(error.cause, ctx);
+      if (ctx.pending!.length === 0 && ctx.blobs.length === 0)
+        return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message, cause]);
+    } catch {
+      // The cause cannot travel: the code and message still do.
+    }
+  }
+  return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message]);
+}
+
+export function asRpcError(error: unknown, fallback: RpcError["code"] = "INTERNAL"): RpcError {
+  return error instanceof RpcError ? error : new RpcError(fallback, String((error as Error)?.message ?? error));
+}
+
+/** A result's reference record, or what the connection refuses (typed for `writeReply`'s `refer`). */
+export type Refer = (value: object) => WireRecord | undefined;
+
+/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
+export function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
+  try {
+    const parsed = readFrame(frame, limits);
+    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
+    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
+    const ctx = decodeContext(parsed.blobs, limits);
+    if (reply.length === 1) return { ok: true, value: undefined };
+    switch (reply[1]) {
+      case ReplyStatus.OkJson:
+      case ReplyStatus.OkRecords:
+      case ReplyStatus.OkBytes:
+        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
+      case ReplyStatus.Threw:
+        return { ok: false, error: fromRecords(reply[2], ctx) };
+      default:
+        return { ok: false, error: ownError(new RpcError(isRpcCode(reply[2]) ? reply[2] : "INTERNAL", String(reply[3]))) };
+    }
+  } catch (error) {
+    return { ok: false, error: ownError(asRpcError(error)) };
+  }
+}
+
+function isRpcCode(value: unknown): value is RpcError["code"] {
+  return typeof value === "string" && RPC_ERROR_CODES.includes(value as RpcError["code"]);
+}
