@@ -9,7 +9,7 @@
  * (busy µs per call by kind, top functions by self time) and writes it with the raw
  * `.cpuprofile` files (open them in Chrome DevTools) to results/scratch/profiles/<time>/.
  *
- *   --contenders a,b,…        default dorpc,dorpc-live,capnweb,floor,floor-accept
+ *   --contenders a,b,…        default dorpc,dorpc-live,capnweb,agents,floor,floor-accept
  *   --call c,…                noop | getValue | increment | echo:<payload id> (default getValue)
  *   --calls N                 calls per block (default 3000)
  *   --local-observability     leave wrangler dev's per-invocation trace store on
@@ -17,7 +17,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { startWranglerDev } from "../../test/support/wrangler-dev.js";
-import { MAIN, type Conn, type Contender } from "../src/contenders/index.js";
+import { type Conn, type Contender, SETS } from "../src/contenders/index.js";
 import { gitState } from "../src/environment.js";
 import { PAYLOADS } from "../src/payloads.js";
 import { BENCH_DIR, REPO_ROOT } from "../src/settings.js";
@@ -39,7 +39,7 @@ function fail(message: string): never {
 }
 
 function parseOptions(argv: string[]): Options {
-  let names = MAIN.map((c) => c.name);
+  let names = SETS.main.map((c) => c.name);
   let calls = ["getValue"];
   let n = 3000;
   let localObservability = false;
@@ -54,7 +54,7 @@ function parseOptions(argv: string[]): Options {
   }
   if (!Number.isSafeInteger(n) || n < 10) fail("--calls must be an integer ≥ 10");
   const contenders = names.map(
-    (name) => MAIN.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${MAIN.map((c) => c.name).join(", ")})`),
+    (name) => SETS.main.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${SETS.main.map((c) => c.name).join(", ")})`),
   );
   for (const call of calls) makeCall(call);
   return { contenders, calls, n, localObservability };
