@@ -4,19 +4,24 @@
  * writes nothing.
  */
 import { MICRO_FULL, MICRO_QUICK, runMicro } from "../src/micro.js";
-import { fmtPct, fmtRatio } from "../src/report/format.js";
+import { fmtPct } from "../src/report/format.js";
+import { ciHalfWidth, type MedianCI } from "../src/stats.js";
 
 const quick = process.argv.includes("--quick");
 const run = await runMicro(quick ? MICRO_QUICK : MICRO_FULL, (line) => process.stderr.write(`${line}\n`));
 const us = (ns: number) => `${(ns / 1e3).toFixed(ns >= 1e4 ? 1 : 2)} µs`;
+const ci = (c: MedianCI | undefined, f: (v: number) => string) => (c ? `${f(c.median)} [${f(c.low)}–${f(c.high)}]` : "");
 console.table(
-  run.rows.map((r) => ({
-    payload: r.payload,
-    codec: r.codec,
-    "median of batch medians": us(r.ns.median),
-    "[min–max]": `${us(r.ns.min)}–${us(r.ns.max)}`,
-    spread: fmtPct(r.relativeSpread),
-    "dorpc ÷ JSON": r.codec === "dorpc" ? fmtRatio(run.dorpcVsJson.find((d) => d.payload === r.payload)?.ratio) : "",
-  })),
+  run.rows.map((r) => {
+    const vs = (versus: string) => run.ratios.find((x) => x.payload === r.payload && x.versus === versus)?.ratio;
+    return {
+      payload: r.payload,
+      codec: r.codec,
+      "median [95% CI]": ci(r.ns, us),
+      "÷ JSON": r.codec === "dorpc" ? ci(vs("JSON"), (v) => v.toFixed(2)) : "",
+      "÷ V8": r.codec === "dorpc" ? ci(vs("v8"), (v) => v.toFixed(2)) : "",
+      "±": r.codec === "dorpc" ? fmtPct(ciHalfWidth(vs("v8") ?? null)) : "",
+    };
+  }),
 );
 process.stdout.write(`${run.settings.batches} batches × ${run.settings.batchMs} ms per codec and payload, Node ${run.node}.\n`);

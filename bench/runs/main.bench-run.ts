@@ -76,7 +76,10 @@ it("measures every scenario for every contender", async () => {
     mode: {
       quick: settings.quick,
       pinned,
-      partial: settings.scratch && !settings.quick ? { scenarios: settings.scenarios, contenders: settings.contenders } : null,
+      partial:
+        settings.scratch && !settings.quick
+          ? { scenarios: settings.scenarios, contenders: settings.contenders, rounds: settings.rounds }
+          : null,
     },
     description: settings.description,
     environment: env,

@@ -13,6 +13,8 @@
  *   --scenarios a,b       only scenarios whose id starts with a or b (and the extras `idle`,
  *                         `micro`, `bundle` by name): a partial run, written to scratch
  *   --contenders a,b      only these contenders: a partial run, written to scratch
+ *   --rounds n            n rounds instead of the mode's (e.g. a full-shaped run with 1 round to
+ *                         check the whole pipeline): a partial run, written to scratch
  *   --description "…"     description for the log entry
  *   --sanity              only check that every contender answers (no timing, no log entry)
  *   --local-observability keep wrangler dev's local observability on (its default). Off by
@@ -32,7 +34,7 @@ const repoRoot = resolve(benchDir, "..");
 function usage(message) {
   if (message) process.stderr.write(`bench: ${message}\n`);
   process.stderr.write(
-    'usage: npm run bench [-- --quick] [-- --pinned] [-- --scenarios a,b] [-- --contenders a,b] [-- --description "what changed"] [-- --sanity] [-- --local-observability]\n',
+    'usage: npm run bench [-- --quick] [-- --pinned] [-- --scenarios a,b] [-- --contenders a,b] [-- --rounds n] [-- --description "what changed"] [-- --sanity] [-- --local-observability]\n',
   );
   process.exit(message ? 2 : 0);
 }
@@ -44,6 +46,7 @@ let localObservability = false;
 let description = "";
 let scenarios = "";
 let contenders = "";
+let rounds = "";
 const args = process.argv.slice(2);
 const value = (i, name) => {
   if (i + 1 >= args.length) usage(`${name} needs a value`);
@@ -59,7 +62,10 @@ for (let i = 0; i < args.length; i++) {
   else if (arg.startsWith("--description=")) description = arg.slice("--description=".length);
   else if (arg === "--scenarios") scenarios = value(i++, arg);
   else if (arg === "--contenders") contenders = value(i++, arg);
-  else if (arg === "--help" || arg === "-h") usage();
+  else if (arg === "--rounds") {
+    rounds = value(i++, arg);
+    if (!/^[1-9][0-9]*$/.test(rounds)) usage("--rounds needs a positive integer");
+  } else if (arg === "--help" || arg === "-h") usage();
   else usage(`unknown argument ${JSON.stringify(arg)}`);
 }
 
@@ -88,6 +94,7 @@ const env = {
   BENCH_SANITY: sanity ? "1" : "0",
   BENCH_SCENARIOS: scenarios,
   BENCH_CONTENDERS: contenders,
+  BENCH_ROUNDS: rounds,
   BENCH_DESCRIPTION: description,
   BENCH_LOCAL_OBSERVABILITY: localObservability ? "1" : "0",
   BENCH_STARTED_AT: new Date().toISOString(),

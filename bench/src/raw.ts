@@ -44,7 +44,7 @@ export interface RunMode {
   /** Client and server CPU sets when pinned (quieter mode), else null. */
   pinned: { client: string; server: string } | null;
   /** Set when the run was filtered (a partial run): what it was limited to. */
-  partial: { scenarios: string[] | null; contenders: string[] | null } | null;
+  partial: { scenarios: string[] | null; contenders: string[] | null; rounds?: number | null } | null;
 }
 
 /** What the global setup measured before wrangler dev started: nothing else was running then. */

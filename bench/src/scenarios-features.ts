@@ -6,7 +6,8 @@
  */
 import type { Conn } from "./contenders/index.js";
 import { callbackSum } from "./contenders/types.js";
-import type { Scenario, Sizes } from "./scenarios.js";
+import type { Scenario } from "./scenarios.js";
+import type { Sizes } from "./sizes.js";
 
 /** The small call of the schema slot: a 3-field record, echoed (issue 15's "3-field object"). */
 export const SMALL_RECORD = { id: 42, name: "Ada Lovelace", active: true } as const;

@@ -5,6 +5,8 @@
  *  - BENCH_SCENARIOS=a,b     only scenarios whose id starts with one of these (plus the other parts
  *                            `types`, `idle`, `micro`, `bundle` by name); a partial run, written to scratch
  *  - BENCH_CONTENDERS=a,b    only these contenders; a partial run, written to scratch
+ *  - BENCH_ROUNDS=n          override the mode's number of rounds: a full-shaped run to check the
+ *                            pipeline end to end; a partial run, written to scratch
  *  - BENCH_DESCRIPTION=…     the description written into the log entry
  *  - BENCH_STARTED_AT=ISO    the run's timestamp (names the result files)
  *  - BENCH_LOCAL_OBSERVABILITY=1  leave wrangler dev's local observability on
@@ -26,6 +28,8 @@ export interface RunSettings {
   scenarios: string[] | null;
   /** Contender names to run, or null for all. */
   contenders: string[] | null;
+  /** Rounds instead of the mode's, or null. */
+  rounds: number | null;
   /** Quick, or filtered: results go to scratch, never to docs/MEASUREMENTS.md. */
   scratch: boolean;
   description: string;
@@ -62,7 +66,8 @@ export function runSettings(env: NodeJS.ProcessEnv = process.env): RunSettings {
   const quick = env.BENCH_QUICK === "1";
   const scenarios = list(env.BENCH_SCENARIOS);
   const contenders = list(env.BENCH_CONTENDERS);
-  const scratch = quick || scenarios !== null || contenders !== null;
+  const rounds = env.BENCH_ROUNDS ? Number(env.BENCH_ROUNDS) : null;
+  const scratch = quick || scenarios !== null || contenders !== null || rounds !== null;
   const startedAt = env.BENCH_STARTED_AT ?? new Date().toISOString();
   const scratchDir = join(BENCH_DIR, "results", "scratch");
   const stamp = startedAt.replace(/[:.]/g, "-");
@@ -71,6 +76,7 @@ export function runSettings(env: NodeJS.ProcessEnv = process.env): RunSettings {
     pinned: env.BENCH_PINNED === "1",
     scenarios,
     contenders,
+    rounds,
     scratch,
     description: env.BENCH_DESCRIPTION ?? "",
     startedAt,

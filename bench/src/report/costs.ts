@@ -26,32 +26,16 @@ function money(usd: number): string {
 function messagesTable(stats: ScenarioStats[], contenders: string[]): string[] {
   const inflight = [1, 4, 16, 64].map((n) => stats.find((s) => s.info.id === `inflight-${n}`)).filter((s): s is ScenarioStats => !!s);
   if (!inflight.length) return ["_Not measured in this run (no in-flight scenarios)._"];
-  const head = [
-    "calls in flight",
-    ...contenders.map((c) => `${c}: messages (billed requests) per 1,000 calls`),
-    "USD per million calls, dorpc / others",
-  ];
-  const lines = [
-    `| ${head.join(" | ")} |`,
-    `| --- | ${head
-      .slice(1)
-      .map(() => "---:")
-      .join(" | ")} |`,
-  ];
+  const head = ["calls in flight", ...contenders];
+  const lines = [`| ${head.join(" | ")} |`, `| --- | ${contenders.map(() => "---:").join(" | ")} |`];
   for (const s of inflight) {
-    const perCall = (c: string) => s.rows.find((r) => r.contender === c && r.status.kind === "ok")?.sentFramesPerCall ?? null;
-    const usd = (c: string) => {
-      const m = perCall(c);
-      return m === null ? "–" : money(((m * 1e6) / PRICE_MODEL.wsMessagesPerRequest / 1e6) * PRICE_MODEL.usdPerMillionRequests);
-    };
-    lines.push(
-      `| ${s.info.inFlight} | ${contenders
-        .map((c) => {
-          const m = perCall(c);
-          return m === null ? "–" : `${fmtNum(m * 1000, 0)} (${fmtNum((m * 1000) / PRICE_MODEL.wsMessagesPerRequest, 1)})`;
-        })
-        .join(" | ")} | ${contenders.map(usd).join(" / ")} |`,
-    );
+    const cells = contenders.map((c) => {
+      const perCall = s.rows.find((r) => r.contender === c && r.status.kind === "ok")?.sentFramesPerCall;
+      if (perCall == null) return "–";
+      const requests = perCall / PRICE_MODEL.wsMessagesPerRequest;
+      return `${fmtNum(perCall * 1000, 0)} (${fmtNum(requests * 1000, 1)}; ${money(requests * PRICE_MODEL.usdPerMillionRequests)})`;
+    });
+    lines.push(`| ${s.info.inFlight} | ${cells.join(" | ")} |`);
   }
   return lines;
 }
@@ -94,10 +78,10 @@ function idleTables(run: IdleRun): string[] {
   const rows = idleSummary(run);
   const out: string[] = [];
   out.push(
-    `Each client connected to an object of its own, made a call, then sent nothing for ${run.settings.idleSeconds} s (${run.settings.connections} client${run.settings.connections > 1 ? "s" : ""} per contender × ${run.settings.cycles} cycle${run.settings.cycles > 1 ? "s" : ""}, every contender idle at the same time). "Evicted" = the object's construction time changed (workerd built it again); "woken while idle" = it was built again before the client's next call, so something the client sent while idle reached it.`,
+    `Each client connected to an object of its own, made a call, then made no call for ${run.settings.idleSeconds} s (${run.settings.connections} client${run.settings.connections > 1 ? "s" : ""} per contender × ${run.settings.cycles} cycle${run.settings.cycles > 1 ? "s" : ""}, every contender idle at the same time). "Evicted" = the object's construction time changed (workerd built it again); "woken while idle" = it was built again before the client's next call, so something the client sent while idle reached it. Per hour = the window's rate extrapolated to an hour.`,
     "",
-    "| contender | n | evicted | woken while idle | frames sent / received while idle, per client | billed duration per idle client-hour | USD per 1,000 idle clients per month (duration) |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| contender | n | evicted | woken while idle | frames sent / received while idle, per client | billed requests per idle client-hour | billed duration per idle client-hour | USD per 1,000 idle clients per month (duration) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
   for (const r of rows) {
     // Evicted and not woken: the object was idle and hibernatable, which the price model does not bill for duration.
@@ -106,12 +90,17 @@ function idleTables(run: IdleRun): string[] {
     const noneEvicted = r.evicted === 0;
     const gbs = allEvicted ? 0 : noneEvicted ? 3600 * PRICE_MODEL.billedGb : null;
     const perMonth = gbs === null ? null : (gbs * PRICE_MODEL.hoursPerMonth * 1000 * PRICE_MODEL.usdPerMillionGbS) / 1e6;
+    // Idle frames reach the object's code (and bill as requests) unless the platform answered them
+    // without waking it: an evicted object that was not built again saw none of them.
+    const reached = allEvicted ? 0 : r.sentPerClient;
+    const requestsPerHour = (reached * (3600 / r.idleSeconds)) / PRICE_MODEL.wsMessagesPerRequest;
     lines(out, [
       r.contender,
       String(r.n),
       `${r.evicted} of ${r.n}`,
       `${r.woke} of ${r.n}`,
       `${fmtNum(r.sentPerClient, 1)} / ${fmtNum(r.recvPerClient, 1)}`,
+      gbs === null ? "–" : fmtNum(requestsPerHour, 1),
       gbs === null
         ? "mixed: see the samples in the JSON"
         : `${fmtNum(gbs, 1)} GB-s${allEvicted ? " (hibernation-eligible while idle)" : " (in memory the whole hour)"}`,
@@ -174,7 +163,7 @@ export function costsSection(raw: RawRun, stats: ScenarioStats[]): string[] {
   out.push(
     `Price model (Workers Paid, [${PRICE_MODEL.source}](${PRICE_MODEL.source})): requests USD ${PRICE_MODEL.usdPerMillionRequests} per million, incoming WebSocket messages billed as requests at ${PRICE_MODEL.wsMessagesPerRequest}:1 (outgoing messages, protocol pings and auto-responses free); duration USD ${PRICE_MODEL.usdPerMillionGbS} per million GB-s at ${PRICE_MODEL.billedGb * 1000} MB per object, billed while the object runs or is idle but cannot hibernate (an accepted socket keeps it so for as long as it is connected). Included monthly usage is not subtracted.`,
     "",
-    "**Incoming WebSocket messages per 1,000 calls** (the client's sent frames in the in-flight scenarios; one connection, closed loop)",
+    "**Incoming WebSocket messages per 1,000 calls** (the client's sent frames in the in-flight scenarios, one connection, closed loop), with the billed requests per 1,000 calls and USD per million calls: `messages (requests; USD)`",
     "",
     ...messagesTable(stats, contenders),
     "",

@@ -1,7 +1,8 @@
 /** The entry's in-process sections: the codec micro-benchmark and the bundle sizes. */
 import type { BundleRun } from "../bundle-size.js";
 import type { MicroRun } from "../micro.js";
-import { cell, fmtPct, fmtRatio } from "./format.js";
+import { ciHalfWidth, type MedianCI } from "../stats.js";
+import { cell, fmtPct } from "./format.js";
 
 function fmtNs(ns: number): string {
   if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
@@ -9,27 +10,24 @@ function fmtNs(ns: number): string {
   return `${(ns / 1e3).toFixed(2)} µs`;
 }
 
+const fmtCI = (ci: MedianCI | undefined, f: (v: number) => string) => (ci ? `${f(ci.median)} [${f(ci.low)}–${f(ci.high)}]` : "–");
+const ratio = (v: number) => v.toFixed(2);
+
 export function microSection(micro: MicroRun | undefined): string[] {
   const out = ["**Codec micro-benchmark** (encode + decode in Node, no network; `npm run micro --workspace=bench` runs it alone)", ""];
   if (!micro) return [...out, "_Not measured in this run._"];
   const { batches, batchMs } = micro.settings;
   out.push(
-    `Node ${micro.node}; measured before wrangler dev started. Each codec ran ${batches} tinybench batches of ${batchMs} ms (each after its own warm-up), interleaved with the other codecs and alternating their order; a cell is the median of the batch medians per operation, [min–max] over batches, and the spread (max − min) ÷ median. A difference smaller than the spread is noise; dorpc ÷ JSON is formed per batch.`,
+    `Node ${micro.node}; measured before wrangler dev started. Each codec ran ${batches} tinybench batches of ${batchMs} ms (each after its own warm-up), interleaved with the other codecs, order alternating. Cells: median of the batch medians per operation [95 % confidence interval of that median]. The ratios are formed per batch (a reference in the same batch cancels machine drift): compare them across commits; "±" is the interval's half-width, so a change of about twice that is resolved.`,
     "",
-    "| payload | JSON | dorpc | ungap | spread JSON / dorpc / ungap | dorpc ÷ JSON | operations timed (dorpc) |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| payload | dorpc | JSON | V8 serializer | ungap | dorpc ÷ JSON | dorpc ÷ V8 | ± (÷ V8) | operations timed (dorpc) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   );
   for (const payload of [...new Set(micro.rows.map((r) => r.payload))]) {
     const row = (codec: string) => micro.rows.find((r) => r.payload === payload && r.codec === codec);
-    const value = (codec: string) => {
-      const r = row(codec);
-      return r ? `${fmtNs(r.ns.median)} [${fmtNs(r.ns.min)}–${fmtNs(r.ns.max)}]` : "–";
-    };
-    const spreads = ["JSON", "dorpc", "ungap"].map((c) => (row(c) ? fmtPct(row(c)!.relativeSpread) : "–")).join(" / ");
-    const label = row("dorpc")?.label ?? payload;
-    const ratio = micro.dorpcVsJson.find((r) => r.payload === payload)?.ratio;
+    const vs = (versus: string) => micro.ratios.find((r) => r.payload === payload && r.versus === versus)?.ratio;
     out.push(
-      `| ${cell(label)} | ${value("JSON")} | ${value("dorpc")} | ${value("ungap")} | ${spreads} | ${fmtRatio(ratio)} | ${(row("dorpc")?.samples ?? 0).toLocaleString("en-US")} |`,
+      `| ${cell(row("dorpc")?.label ?? payload)} | ${["dorpc", "JSON", "v8", "ungap"].map((c) => fmtCI(row(c)?.ns, fmtNs)).join(" | ")} | ${fmtCI(vs("JSON"), ratio)} | ${fmtCI(vs("v8"), ratio)} | ${fmtPct(ciHalfWidth(vs("v8") ?? null))} | ${(row("dorpc")?.samples ?? 0).toLocaleString("en-US")} |`,
     );
   }
   return out;
