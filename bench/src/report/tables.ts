@@ -123,8 +123,9 @@ export function targetMatrix(targets: Targets): string {
 
 export function targetSummary(targets: Targets): string[] {
   return targets.summary.map((t) => {
-    const verdict = t.judged === 0 ? "not judged" : t.met === t.judged ? "**met**" : "**missed**";
-    const counts = t.judged === 0 ? "" : ` (met in ${t.met} of ${t.judged} scenarios)`;
+    if (t.judged === 0) return `- ${t.label}: not judged in any of ${t.notJudged} scenarios (n too small, or a side did not run).`;
+    const verdict = t.met === t.judged ? "**met**" : "**missed**";
+    const counts = ` (met in ${t.met} of ${t.judged} scenarios)`;
     const notJudged = t.notJudged ? `; not judged in ${t.notJudged} (n too small, or a side did not run)` : "";
     return `- ${t.label}: ${verdict}${counts}${notJudged}${t.missed.length ? `; missed in: ${t.missed.join(", ")}` : ""}.`;
   });
