@@ -173,7 +173,7 @@ export function entryMarkdown(
   if (hib) parts.push(`- ${hib}`);
   parts.push(`- Noise: ${noiseSummary(stats)}`, "");
   parts.push(
-    "**Targets: floor and peers** (per latency scenario of the main set: ratios are dorpc ÷ other, formed per round, then median [min–max]; p99 pools every sample and is judged only when both sides have n ≥ 2,000; n is samples per contender)",
+    "**Targets: floor and peers** (per plain-call latency scenario: ratios are dorpc ÷ other, formed per round, then median [min–max]; p99 pools every sample and is judged only when both sides have n ≥ 2,000; n is samples per contender)",
     "",
     ...targetSummary(targets),
     "",
