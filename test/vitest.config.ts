@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 //  - unit:        Node, fast: codec, proxy, dispatcher over an in-memory transport, routing,
 //                 and the Node-side security and reliability cases (fuzzing, fault timing).
 //  - workers:     workerd through the Workers Vitest plugin, with its own worker and DOs.
+//  - testing:     @dorpc/testing's own tests (workerd), with their own worker and DOs.
 //  - security:    hostile inputs against a real DO in workerd (storage and env checked).
 //  - reliability: real faults in workerd (eviction, abort, resets) — *.workers.test.ts.
 //  - e2e:         Node clients against a real `wrangler dev` that the tests start, stop and
@@ -21,10 +22,13 @@ export default defineConfig({
         test: {
           name: "unit",
           environment: "node",
+          // gc() lets the reference tests prove that a stub nobody holds is released.
+          execArgv: ["--expose-gc"],
           include: ["unit/**/*.test.ts", "routing/**/*.test.ts", "security/**/*.node.test.ts", "reliability/**/*.node.test.ts"],
         },
       },
       workers("workers", "workers"),
+      workers("testing", "testing"),
       workers("security", "security"),
       workers("reliability", "reliability"),
       {

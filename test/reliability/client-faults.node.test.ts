@@ -33,19 +33,18 @@ function setup(options: Omit<RpcClientOptions, "transport"> = {}, serverOptions?
 /** A call through the session itself, counting how often each settle callback runs. */
 function rawCall(session: ClientSession, method: string, args: unknown[], options?: CallOptions) {
   const record = { resolved: 0, rejected: 0, value: undefined as unknown, error: undefined as unknown };
-  const node = { parent: { parent: undefined, key: method, args: undefined }, key: undefined, args };
-  session.call(
-    node,
-    (value) => {
+  const call = session.call({ kind: "root" }, [method], args, options);
+  call.observed = true;
+  // Synchronous, like the settlement itself: counts every time the call settles.
+  call.whenSettled(() => {
+    if (call.ok) {
       record.resolved++;
-      record.value = value;
-    },
-    (error) => {
+      record.value = call.value;
+    } else {
       record.rejected++;
-      record.error = error;
-    },
-    options,
-  );
+      record.error = call.error;
+    }
+  });
   return record;
 }
 
@@ -413,7 +412,7 @@ describe("timeouts and abort", () => {
       await rpcFailure(withCallOptions(t.client.echo("x".repeat(1000)), { timeout: 1 }), "TIMEOUT");
     }
     expect(t.connection.pendingCalls).toBe(0);
-    const queue = (t.session as unknown as { queue: unknown[] }).queue;
+    const queue = (t.session.caller as unknown as { queue: unknown[] }).queue;
     expect(queue.length, "settled calls still held by the session's queue").toBeLessThanOrEqual(4);
   });
 });

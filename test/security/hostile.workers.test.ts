@@ -578,7 +578,6 @@ describe("protocol violations", () => {
     ...(
       [
         ["negative", -1],
-        ["zero", 0],
         ["fractional", 1.5],
         ["string", "1"],
         ["unsafe-integer", 2 ** 53],
@@ -609,18 +608,26 @@ describe("protocol violations", () => {
       ],
     },
     {
-      name: "a reply-kind frame sent to the server is PROTOCOL per recoverable id",
-      frames: ['\u001eR[[3,0,1],[4,3,"NOT_FOUND","x"]]'],
-      failed: [
-        [3, "PROTOCOL"],
-        [4, "PROTOCOL"],
-      ],
+      // Replies are a legitimate kind both ways (the object calls its clients); replies to calls
+      // the object never made are ignored and change nothing.
+      name: "a reply-kind frame naming calls the object never made is ignored: no answer, nothing runs",
+      frames: ['\u001eR[[3,0,1],[4,3,"NOT_FOUND","x"],[5]]'],
+      check: async (conn) => {
+        await expectUsable(conn);
+        expect(conn.replies.filter((r) => r[0] === 3 || r[0] === 4 || r[0] === 5)).toEqual([]);
+      },
     },
     {
-      name: "a reply-kind or unknown-kind frame without any recoverable id closes with 1008",
-      frames: ["\u001eR[]"],
-      close: [1008, "accepts only call frames"],
+      name: "a reply-kind frame whose body is not an array closes with 1008",
+      frames: ["\u001eR{}"],
+      close: [1008, "reply frame's body must be an array"],
     },
+    {
+      name: "an unknown-kind frame without any recoverable id closes with 1008",
+      frames: ["\u001eZ[]"],
+      close: [1008, "unknown frame kind"],
+    },
+
     {
       name: "an unknown frame kind carrying call envelopes is PROTOCOL per id and runs nothing",
       frames: ['\u001eZ[[1,["record",[0]]]]'],
@@ -711,19 +718,19 @@ describe("resource exhaustion", () => {
       },
     },
     {
-      // refuseFrame's PROTOCOL answers must not count as the running calls' replies: otherwise a
-      // reply-kind frame naming running ids frees their slots and maxPendingCalls is unbounded.
+      // Replies settle the receiver's own calls only: a reply-kind frame naming the client's running
+      // call ids must not free their slots, or maxPendingCalls would be unbounded.
       name: "a reply-kind frame naming running ids does not free pending slots: the excess is still LIMIT",
       frames: () => [
         calls(Array.from({ length: 1024 }, (_, i) => [i + 1, ["park", [0]]])),
         `\u001eR${JSON.stringify(Array.from({ length: 1024 }, (_, i) => [i + 1, 0, null]))}`,
         calls(Array.from({ length: 8 }, (_, i) => [5000 + i, ["record", [0]]])),
       ],
-      failed: [[1, "PROTOCOL"], ...Array.from({ length: 8 }, (_, i): [number, RpcErrorCode] => [5000 + i, "LIMIT"])],
+      failed: Array.from({ length: 8 }, (_, i): [number, RpcErrorCode] => [5000 + i, "LIMIT"]),
       check: async (conn, name) => {
         await runInDurableObject(stubOf("VICTIM", name), (instance: Victim) => instance.release());
-        const replies = await conn.repliesFor(1024, 2, 10_000);
-        expect(replies).toContainEqual([1024]);
+        const replies = await conn.repliesFor(1024, 1, 10_000);
+        expect(replies).toEqual([[1024]]);
       },
     },
     {
@@ -972,6 +979,24 @@ describe("Origin allowlist (cross-site WebSocket hijacking)", () => {
     try {
       await expectUsable(conn);
       expect(await snapshot("VICTIM", name)).toEqual(before);
+      expectNoSecret(...conn.texts);
+    } finally {
+      conn.close();
+    }
+  });
+});
+
+describe("notifications", () => {
+  it("a zero call id is a notification: it runs once, under the same rules, and is never answered", async () => {
+    const name = uniqueName("notification");
+    await seed("VICTIM", name);
+    const conn = await openRaw(routeUrl("VICTIM", name));
+    try {
+      conn.send(calls([[0, ["record", [0]]]]));
+      conn.send(calls([[0, ["env", "SECRET"]]]));
+      await expectUsable(conn);
+      expect(conn.replies.filter((r) => r[0] === 0)).toEqual([]);
+      expect(await recordedCalls("VICTIM", name)).toBe(1);
       expectNoSecret(...conn.texts);
     } finally {
       conn.close();

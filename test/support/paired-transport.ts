@@ -3,7 +3,14 @@
  * Messages can be held and released to force orderings, counted, and the connection cut.
  */
 import type { RpcTransport, TransportFactory, TransportHandler } from "../../packages/rpc/src/index.js";
-import { dispatchFrame, resolveServerOptions, type RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import type { Connection } from "../../packages/rpc/src/connection.js";
+import {
+  channelClosed,
+  dispatchFrame,
+  existingConnection,
+  resolveServerOptions,
+  type RpcServerOptions,
+} from "../../packages/rpc/src/dispatcher.js";
 
 type Frame = string | Uint8Array;
 
@@ -22,6 +29,8 @@ export interface PairedConnection {
   cut(): void;
   /** Delivers a raw message to the server as if the client had sent it. */
   inject(data: string | ArrayBuffer): void;
+  /** The server's state for this connection (export table, running calls), once it has one. */
+  server(): Connection | undefined;
 }
 
 export interface Paired {
@@ -41,6 +50,7 @@ export function pairWith(target: object, options?: RpcServerOptions): Paired {
     const finish = (code: number, reason: string) => {
       if (closed) return;
       closed = true;
+      channelClosed(channel, code, reason);
       handler.onClose(code, reason);
     };
     const channel = {
@@ -78,6 +88,7 @@ export function pairWith(target: object, options?: RpcServerOptions): Paired {
       inject(data) {
         dispatchFrame(data, target, resolved, channel);
       },
+      server: () => existingConnection(channel),
     };
     paired.connections.push(conn);
     return {

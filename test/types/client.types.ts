@@ -3,7 +3,7 @@
  * claim that the line does NOT compile; if dorpc's types ever let it through, tsc fails on the
  * unused directive.
  */
-import { createRpcClient, type RpcClient } from "@dorpc/rpc";
+import { createRpcClient, type RpcClient, type RpcStub } from "@dorpc/rpc";
 import { RpcDurableObject, RpcTarget } from "@dorpc/rpc/server";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -14,10 +14,22 @@ interface Env {
 }
 
 class Users extends RpcTarget {
+  _hidden(): number {
+    return 1;
+  }
   get(id: string): { id: string; joined: Date } {
     return { id, joined: new Date() };
   }
   secretField = 1;
+}
+
+class Room extends RpcTarget {
+  constructor(readonly name: string) {
+    super();
+  }
+  join(id: string): number {
+    return id.length;
+  }
 }
 
 class Counter extends RpcDurableObject<Env> {
@@ -41,6 +53,30 @@ class Counter extends RpcDurableObject<Env> {
   }
   takesCallback(cb: () => void): void {
     cb();
+  }
+  each(fn: (n: number) => number): number {
+    return fn(1);
+  }
+  takesSymbol(value: symbol): string {
+    return String(value);
+  }
+  takesMap(value: WeakMap<object, number>): void {
+    void value;
+  }
+  greet(user: { id: string; joined: Date }): string {
+    return user.id;
+  }
+  takesId(id: string): string {
+    return id;
+  }
+  open(name: string): Room {
+    return new Room(name);
+  }
+  closeRoom(room: Room): void {
+    void room;
+  }
+  subscribe(listener: RpcStub<(text: string) => void>): void {
+    void listener;
   }
   returnsFunction(): () => void {
     return () => {};
@@ -100,15 +136,54 @@ byInstance.webSocketMessage;
 byInstance._internal();
 
 // What the wire cannot carry does not compile.
-// @ts-expect-error: functions cannot be sent
+// @ts-expect-error: a symbol cannot be sent
+byInstance.takesSymbol(Symbol("s"));
+// @ts-expect-error: a WeakMap cannot be sent
+byInstance.takesMap(new WeakMap());
+
+// Functions travel by reference: a callback argument compiles, its parameters are inferred.
 byInstance.takesCallback(() => {});
-// An RpcTarget can be stepped through but not received.
-const usersValue: Promise<never> = byInstance.users;
-// A function result cannot be received.
-const fnValue: Promise<never> = byInstance.returnsFunction();
+byInstance.each((n) => {
+  assertType<Equal<typeof n, number>>();
+  return n + 1;
+});
+byInstance.each(async (n) => n * 2);
+// @ts-expect-error: the callback must return what the parameter type says
+byInstance.each((n) => `${n}`);
+
+// An RpcTarget arrives as a stub with only its public members.
+const users = await byInstance.users;
+assertType<Equal<typeof users, RpcStub<Users>>>();
+const viaStub: Promise<{ id: string; joined: Date }> = users.get("a");
+// @ts-expect-error: _-prefixed members are not on the stub
+users._hidden();
+const copy: RpcStub<Users> = users.dup();
+copy[Symbol.dispose]();
+// A function result arrives as a callable stub.
+const fn = await byInstance.returnsFunction();
+const called: Promise<void> = fn();
+
+// Pipelining: a pending result is typed as its eventual value and can be used before it arrives.
+const pending = byInstance.users.get("a");
+const pendingId: Promise<string> = pending.id;
+byInstance.greet(pending); // the whole pending value as an argument
+byInstance.takesId(pending.id); // one property of it
+// @ts-expect-error: a pending number is not a string
+byInstance.takesId(byInstance.increment());
+const room = byInstance.open("lobby");
+const joinedCount: Promise<number> = room.join(pending.id); // a call on a pending RpcTarget
+byInstance.closeRoom(room); // a pending RpcTarget where the target is expected
+byInstance.closeRoom(await room); // its stub, once arrived
+// @ts-expect-error: the stub of another target does not fit
+byInstance.closeRoom(users);
+
+// A parameter declared as a stub accepts a plain function.
+byInstance.subscribe((text) => {
+  assertType<Equal<typeof text, string>>();
+});
 
 // Clients are disposable.
 byInstance[Symbol.dispose]();
 await byClass[Symbol.asyncDispose]();
 
-void [answer, failed, foundId, n, m, max, tag, user, joined, buf, usersValue, fnValue];
+void [answer, failed, foundId, n, m, max, tag, user, joined, buf, viaStub, called, pendingId, joinedCount];

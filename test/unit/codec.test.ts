@@ -538,7 +538,10 @@ describe("values that cannot be encoded", () => {
     if (message) expect(error.message).toMatch(message);
   });
 
-  it.each(UNENCODABLE)("rejects a call whose argument is %s with ENCODE, sending nothing", async (_name, make) => {
+  // In a call, functions travel by reference (test/unit/compose.test.ts); the rest is refused.
+  const UNSENDABLE = UNENCODABLE.filter(([name]) => !name.includes("function"));
+
+  it.each(UNSENDABLE)("rejects a call whose argument is %s with ENCODE, sending nothing", async (_name, make) => {
     const target = new Echo();
     const paired = pairWith(target);
     using client = createRpcClient<Echo>("ECHO", "codec", { transport: paired.factory });

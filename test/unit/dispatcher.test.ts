@@ -568,12 +568,18 @@ describe("results", () => {
     expect(await client.nothing()).toBeUndefined();
   });
 
-  it("fails a method returning a function with ENCODE", async () => {
-    expectFailed(await run(new Counter(), call("returnsFunction")), "ENCODE");
+  it("returns a function by reference: the reply carries an export record, not the function", async () => {
+    const server = rawServer(new Counter());
+    server.sendCalls([[1, call("returnsFunction")]]);
+    await settle();
+    expect(server.sent).toEqual(["\u001eR[[1,1,[[21,[1,0]]]]]"]);
   });
 
-  it("fails a method returning an RpcTarget with ENCODE", async () => {
-    expectFailed(await run(new Counter(), call("returnsTarget")), "ENCODE");
+  it("returns an RpcTarget by reference: the reply carries an export record of kind object", async () => {
+    const server = rawServer(new Counter());
+    server.sendCalls([[1, call("returnsTarget")]]);
+    await settle();
+    expect(server.sent).toEqual(["\u001eR[[1,1,[[21,[1,1]]]]]"]);
   });
 });
 
@@ -681,11 +687,9 @@ const frame = (calls: unknown): string => "\u001eC" + JSON.stringify(calls);
 
 describe("protocol violations", () => {
   it.each([
-    ["a reply-kind frame", "\u001eR[]"],
     ["a value-kind frame", "\u001eV[0,1]"],
     ["a body that is not an array", "\u001eC{}"],
     ["a body that is a number", "\u001eC1"],
-    ["call id 0", frame([[0, ["getValue", [0]]]])],
     ["call id -1", frame([[-1, ["getValue", [0]]]])],
     ["call id 1.5", frame([[1.5, ["getValue", [0]]]])],
     ['call id "1"', frame([["1", ["getValue", [0]]]])],
@@ -699,6 +703,22 @@ describe("protocol violations", () => {
     expect(closes[0]![0]).toBe(1008);
     expect(replies).toEqual([]);
     expect(target.calls).toBe(1); // only the opening getValue
+  });
+
+  it("ignores a reply-kind frame naming calls the server never made: nothing runs, the connection stays", async () => {
+    const target = new Counter();
+    const { closes, replies } = await inject(target, "\u001eR[[1,0,5],[2]]");
+    expect(closes).toEqual([]);
+    expect(replies).toEqual([]);
+    expect(target.calls).toBe(1); // only the opening getValue
+  });
+
+  it("runs call id 0 as a notification: it runs, and gets no reply", async () => {
+    const target = new Counter();
+    const { closes, replies } = await inject(target, frame([[0, ["getValue", [0]]]]));
+    expect(closes).toEqual([]);
+    expect(replies).toEqual([]);
+    expect(target.calls).toBe(2);
   });
 
   it("answers a duplicate running id with PROTOCOL for that id", async () => {

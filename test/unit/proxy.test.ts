@@ -3,7 +3,6 @@ import { connectUrl, getRpcSession, rpcConnection } from "../../packages/rpc/src
 import { createRpcClient, withCallOptions, type RpcClientOptions, type TransportFactory } from "../../packages/rpc/src/index.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
-import type { ChainNode } from "../../packages/rpc/src/session.js";
 import { pairWith, type Paired } from "../support/paired-transport.js";
 import { expectRejectsCode, expectRpcError, expectThrowsCode, rejectionOf, settle } from "./helpers.js";
 
@@ -169,24 +168,45 @@ describe("the proxy", () => {
     expect(paired.connections).toHaveLength(0);
   });
 
-  it("connects lazily: building chains sends nothing and opens no connection", async () => {
+  it("property reads are lazy: building paths sends nothing and opens no connection", async () => {
     const { client, paired } = setup();
     using _ = client;
-    const chain = client.users.get("a");
-    void client.config.limits;
-    void client.double(1);
+    const path = client.config.limits;
+    void client.users;
     await settle();
     expect(paired.connections).toHaveLength(0);
     expect(rpcConnection(client).state).toBe("idle");
-    expect(await chain).toEqual({ id: "a", displayName: "user a" });
+    expect(await path).toEqual({ max: 10 });
     expect(paired.connections).toHaveLength(1);
   });
 
-  it('composes chains through a plain result (makeUser("a").displayName)', async () => {
+  it("a call is sent when it is made, even if nobody awaits it", async () => {
+    const { client, api, paired } = setup();
+    using _ = client;
+    void client.echo("fire and forget");
+    await settle();
+    expect(api.received).toEqual(["fire and forget"]);
+    expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([[1, ["echo", [0, "fire and forget"]]]]);
+  });
+
+  it('reads a property of a pending result in the same frame (makeUser("a").displayName): pipelined, one round trip', async () => {
     const { client, paired } = setup();
     using _ = client;
     expect(await client.makeUser("a").displayName).toBe("user a");
-    expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([[1, ["makeUser", [0, "a"], "displayName"]]]);
+    expect(paired.connections[0]!.sentByClient).toHaveLength(1);
+    expect(callsIn(paired.connections[0]!.sentByClient[0])).toEqual([
+      [1, ["makeUser", [0, "a"]]],
+      [2, ["displayName"], -1],
+    ]);
+  });
+
+  it("reads a property of a result that already arrived locally, without a call", async () => {
+    const { client, paired } = setup();
+    using _ = client;
+    const user = client.makeUser("b");
+    await user;
+    expect(await user.displayName).toBe("user b");
+    expect(paired.connections[0]!.sentByClient).toHaveLength(1);
   });
 
   it('refuses "name" on a plain result with NOT_FOUND: it is a Function.prototype name', async () => {
@@ -254,14 +274,14 @@ describe("the proxy", () => {
     expect(api.received).toEqual([{ list: [1] }, new Map([["k", [1]]])]);
   });
 
-  it("encodes arguments when the chain is awaited, not when it is built", async () => {
+  it("encodes arguments when the call is made: a later change to an argument is not sent", async () => {
     const { client, api } = setup();
     using _ = client;
     const arg = { v: 1 };
     const chain = client.echo(arg);
     arg.v = 2;
-    expect(await chain).toEqual({ v: 2 });
-    expect(api.received).toEqual([{ v: 2 }]);
+    expect(await chain).toEqual({ v: 1 });
+    expect(api.received).toEqual([{ v: 1 }]);
   });
 });
 
@@ -537,16 +557,15 @@ describe("disconnects", () => {
   /** Calls `never` through the session directly, counting every resolve/reject it makes. */
   function countedCall(client: object) {
     const counts = { resolve: 0, reject: 0, reasons: [] as unknown[] };
-    const member: ChainNode = { parent: undefined, key: "never", args: undefined };
-    const node: ChainNode = { parent: member, key: undefined, args: [] };
-    getRpcSession(client).call(
-      node,
-      () => counts.resolve++,
-      (reason) => {
+    const call = getRpcSession(client).call({ kind: "root" }, ["never"], []);
+    call.observed = true;
+    call.whenSettled(() => {
+      if (call.ok) counts.resolve++;
+      else {
         counts.reject++;
-        counts.reasons.push(reason);
-      },
-    );
+        counts.reasons.push(call.error);
+      }
+    });
     return counts;
   }
 

@@ -6,7 +6,8 @@
 import { rpcConnection } from "@dorpc/rpc";
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { connect, disposable, nextMessage, rejection, rpcFailure, uniqueName } from "./helpers.js";
+import { createTestClient, testConnection } from "@dorpc/testing";
+import { nextMessage, rejection, rpcFailure, uniqueName } from "./helpers.js";
 import type { Counter, Manual, PlainBase } from "./objects.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests build chains the types forbid
@@ -29,8 +30,7 @@ for (const { binding, how, pong, fetchBody, failure } of cases) {
 
     it("public methods are callable over RPC and their storage effects persist", async () => {
       const name = uniqueName(binding);
-      using connection = disposable(connect<PlainBase | Manual>(binding, name));
-      const { client } = connection;
+      using client = createTestClient<PlainBase | Manual>(namespace(), name);
       expect(await client.greet("Ada")).toMatch(/hello, Ada$/);
       expect(await client.bump()).toBe(1);
       expect(await client.bump()).toBe(2);
@@ -39,16 +39,16 @@ for (const { binding, how, pong, fetchBody, failure } of cases) {
     });
 
     it("a thrown error keeps its type, message and stack (exposeErrorStack)", async () => {
-      using connection = disposable(connect<PlainBase | Manual>(binding, uniqueName(binding)));
-      const error = (await rejection(connection.client.fail())) as Error;
+      using client = createTestClient<PlainBase | Manual>(namespace(), uniqueName(binding));
+      const error = (await rejection(client.fail())) as Error;
       expect(error).toBeInstanceOf(RangeError);
       expect(error.message).toBe(failure);
       expect(error.stack).toContain("fail");
     });
 
     it("ctx, env, fetch and webSocketMessage are NOT_FOUND", async () => {
-      using connection = disposable(connect<PlainBase | Manual>(binding, uniqueName(binding)));
-      const client = connection.client as unknown as Loose;
+      using typed = createTestClient<PlainBase | Manual>(namespace(), uniqueName(binding));
+      const client = typed as unknown as Loose;
       await rpcFailure(client.ctx.storage.deleteAll(), "NOT_FOUND");
       await rpcFailure(client.env.SECRET, "NOT_FOUND");
       await rpcFailure(client.fetch("http://x/"), "NOT_FOUND");
@@ -73,15 +73,14 @@ for (const { binding, how, pong, fetchBody, failure } of cases) {
     });
 
     it("the object's own webSocketMessage answers non-dorpc text on the RPC socket, which stays usable", async () => {
-      using connection = disposable(connect<PlainBase | Manual>(binding, uniqueName(binding)));
-      const { client, transport } = connection;
+      using client = createTestClient<PlainBase | Manual>(namespace(), uniqueName(binding));
       expect(await client.bump()).toBe(1);
-      const socket = transport.connections[0]!.socket!;
+      const socket = testConnection(client).attempts[0]!.socket!;
       const answer = nextMessage(socket, (data) => !data.startsWith("\u001e"));
       socket.send("ping");
       expect(await answer).toBe(pong);
       expect(await client.bump()).toBe(2);
-      expect(transport.connections).toHaveLength(1);
+      expect(testConnection(client).attempts).toHaveLength(1);
       expect(rpcConnection(client).state).toBe("open");
     });
   });
@@ -89,23 +88,21 @@ for (const { binding, how, pong, fetchBody, failure } of cases) {
 
 describe("RpcDurableObject (COUNTER) with a non-dorpc message", () => {
   it("closes the socket with 1003, and the client reconnects for its next call", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("not-dorpc")));
-    const { client, transport } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("not-dorpc"));
     expect(await client.increment()).toBe(1);
-    transport.connections[0]!.socket!.send("ping");
-    await vi.waitFor(() => expect(transport.connections[0]!.closed?.[0]).toBe(1003));
-    expect(transport.connections[0]!.closed?.[1]).toContain("not a dorpc frame");
+    testConnection(client).attempts[0]!.socket!.send("ping");
+    await vi.waitFor(() => expect(testConnection(client).attempts[0]!.closed?.code).toBe(1003));
+    expect(testConnection(client).attempts[0]!.closed?.reason).toContain("not a dorpc frame");
     expect(await client.increment()).toBe(2);
-    expect(transport.connections).toHaveLength(2);
+    expect(testConnection(client).attempts).toHaveLength(2);
   });
 });
 
 describe("heartbeat auto-response", () => {
   it("the runtime answers the dorpc heartbeat ping on an RPC socket", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("heartbeat")));
-    const { client, transport } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("heartbeat"));
     await client.getValue();
-    const socket = transport.connections[0]!.socket!;
+    const socket = testConnection(client).attempts[0]!.socket!;
     const answer = nextMessage(socket, (data) => data === "\u001eQ");
     socket.send("\u001eP");
     expect(await answer).toBe("\u001eQ");

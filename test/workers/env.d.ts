@@ -6,6 +6,7 @@ declare namespace Cloudflare {
     WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
     LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
+    COMPOSER: DurableObjectNamespace<import("./compose-objects.js").Composer>;
     SECRET: string;
   }
 }

@@ -1,20 +1,12 @@
 /** Shared helpers of the workers tests. */
-import { createRpcClient, RpcError, type RpcClient } from "@dorpc/rpc";
+import { RpcError } from "@dorpc/rpc";
 import { expect } from "vitest";
-import { routeUrl, upgradeTransport, type UpgradeTransportFactory } from "./upgrade-transport.js";
 
 let counter = 0;
 
 /** A fresh instance name, so tests never share a Durable Object by accident. */
 export function uniqueName(label: string): string {
   return `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
-}
-
-/** A client for `binding` / `instance` connected through the test Worker's route. */
-export function connect<T>(binding: string, instance: string, query = ""): { client: RpcClient<T>; transport: UpgradeTransportFactory } {
-  const transport = upgradeTransport(routeUrl(binding, instance, query));
-  const client = createRpcClient<T>(binding, instance, { transport, timeout: 10_000 });
-  return { client, transport };
 }
 
 /** Awaits `promise`, expects it to reject with an RpcError of `code`, and returns the error. */
@@ -51,9 +43,4 @@ export function nextMessage(socket: WebSocket, accept: (data: string) => boolean
     };
     socket.addEventListener("message", listener);
   });
-}
-
-/** `using` for the { client, transport } pair returned by connect(): disposes the client. */
-export function disposable<T extends { client: Disposable }>(pair: T): T & Disposable {
-  return Object.assign(pair, { [Symbol.dispose]: () => pair.client[Symbol.dispose]() });
 }

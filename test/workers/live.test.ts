@@ -3,13 +3,14 @@
  */
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "../../packages/rpc/src/envelopes.js";
 import { describe, expect, it } from "vitest";
-import { connect, disposable, nextMessage, rpcFailure, uniqueName } from "./helpers.js";
+import { createTestClient, testConnection } from "@dorpc/testing";
+import { env } from "cloudflare:workers";
+import { nextMessage, rpcFailure, uniqueName } from "./helpers.js";
 import type { LiveCounter } from "./objects.js";
 
 describe("hibernation: false", () => {
   it("serves calls over an accepted socket that the hibernation API does not hold", async () => {
-    using pair = disposable(connect<LiveCounter>("LIVE_COUNTER", uniqueName("live")));
-    const { client } = pair;
+    using client = createTestClient<LiveCounter>(env.LIVE_COUNTER, uniqueName("live"));
     expect(await client.increment(2)).toBe(2);
     expect(await client.getValue()).toBe(2);
     expect(await client.hibernatableSockets()).toBe(0);
@@ -23,17 +24,17 @@ describe("hibernation: false", () => {
   });
 
   it("keeps the access policy and error codes", async () => {
-    using pair = disposable(connect<LiveCounter>("LIVE_COUNTER", uniqueName("live-policy")));
-    const reach = pair.client as unknown as Record<string, () => Promise<unknown>>;
+    using client = createTestClient<LiveCounter>(env.LIVE_COUNTER, uniqueName("live-policy"));
+    const reach = client as unknown as Record<string, () => Promise<unknown>>;
     await rpcFailure(reach.webSocketMessage!(), "NOT_FOUND");
     await rpcFailure(reach.ctx!(), "NOT_FOUND");
-    expect(await pair.client.getValue()).toBe(0);
+    expect(await client.getValue()).toBe(0);
   });
 
   it("answers heartbeats itself (no runtime auto-response for accepted sockets)", async () => {
-    using pair = disposable(connect<LiveCounter>("LIVE_COUNTER", uniqueName("live-ping")));
-    await pair.client.getValue();
-    const socket = pair.transport.connections[0]!.socket!;
+    using client = createTestClient<LiveCounter>(env.LIVE_COUNTER, uniqueName("live-ping"));
+    await client.getValue();
+    const socket = testConnection(client).attempts[0]!.socket!;
     const pong = nextMessage(socket, (data) => data === HEARTBEAT_PONG);
     socket.send(HEARTBEAT_PING);
     expect(await pong).toBe(HEARTBEAT_PONG);

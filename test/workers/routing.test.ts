@@ -2,15 +2,19 @@
  * routeDORequest in workerd, through the test Worker (worker.ts): binding names, kebab aliases,
  * hex ids, errors, and the onBeforeConnect / onBeforeRequest hooks.
  */
-import { createRpcClient } from "@dorpc/rpc";
+import { createTestClient, type TestClientOptions } from "@dorpc/testing";
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { connect, disposable, rpcFailure, uniqueName } from "./helpers.js";
+import { rpcFailure, uniqueName } from "./helpers.js";
 import type { Counter } from "./objects.js";
-import { routeUrl, upgradeTransport } from "./upgrade-transport.js";
 
 function count(stub: DurableObjectStub<Counter>): Promise<unknown> {
   return runInDurableObject(stub, (_instance, state) => state.storage.kv.get("count"));
+}
+
+/** A client whose upgrade requests go through the test Worker (routeDORequest and its hooks). */
+function viaWorker(namespace: DurableObjectNamespace<Counter>, instance: string, options: TestClientOptions = {}) {
+  return createTestClient<Counter>(namespace, instance, { worker: SELF, ...options });
 }
 
 function upgrade(path: string): Promise<Response> {
@@ -20,18 +24,18 @@ function upgrade(path: string): Promise<Response> {
 describe("routing to Durable Objects in workerd", () => {
   it("the exact binding name reaches that binding's object for the instance name", async () => {
     const name = uniqueName("exact");
-    using connection = disposable(connect<Counter>("COUNTER", name));
-    expect(await connection.client.increment(3)).toBe(3);
-    expect(await connection.client.className()).toBe("Counter");
+    using client = viaWorker(env.COUNTER, name);
+    expect(await client.increment(3)).toBe(3);
+    expect(await client.className()).toBe("Counter");
     expect(await count(env.COUNTER.getByName(name))).toBe(3);
     expect(await count(env.MY_COUNTER.getByName(name))).toBeUndefined();
   });
 
   it("the kebab segment my-counter reaches MY_COUNTER, not COUNTER", async () => {
     const name = uniqueName("kebab");
-    using connection = disposable(connect<Counter>("my-counter", name));
-    expect(await connection.client.increment(4)).toBe(4);
-    expect(await connection.client.className()).toBe("MyCounter");
+    using client = viaWorker(env.MY_COUNTER, name, { binding: "my-counter" });
+    expect(await client.increment(4)).toBe(4);
+    expect(await client.className()).toBe("MyCounter");
     expect(await count(env.MY_COUNTER.getByName(name))).toBe(4);
     expect(await count(env.COUNTER.getByName(name))).toBeUndefined();
   });
@@ -39,12 +43,12 @@ describe("routing to Durable Objects in workerd", () => {
   it("a 64-hex instance from newUniqueId() reaches the same object as idFromString", async () => {
     const hex = env.COUNTER.newUniqueId().toString();
     expect(hex).toMatch(/^[0-9a-f]{64}$/);
-    using connection = disposable(connect<Counter>("COUNTER", hex));
-    expect(await connection.client.increment(5)).toBe(5);
+    using client = viaWorker(env.COUNTER, hex);
+    expect(await client.increment(5)).toBe(5);
     expect(await count(env.COUNTER.get(env.COUNTER.idFromString(hex)))).toBe(5);
     // The same id in upper case is the same object (ids are case-insensitive hex).
-    using upper = disposable(connect<Counter>("COUNTER", hex.toUpperCase()));
-    expect(await upper.client.getValue()).toBe(5);
+    using upper = viaWorker(env.COUNTER, hex.toUpperCase());
+    expect(await upper.getValue()).toBe(5);
     // ...and never the object *named* by that string.
     expect(await count(env.COUNTER.getByName(hex))).toBeUndefined();
   });
@@ -104,8 +108,7 @@ describe("routing to Durable Objects in workerd", () => {
     // The hook saw the resolved env key and the decoded instance.
     expect(await response.text()).toBe(`connect blocked for MY_COUNTER/${name}`);
 
-    const transport = upgradeTransport(routeUrl("COUNTER", name, "?block=1"));
-    using client = createRpcClient<Counter>("COUNTER", name, { transport, reconnect: false });
+    using client = viaWorker(env.COUNTER, name, { query: { block: "1" }, reconnect: false });
     const error = await rpcFailure(client.increment(), "DISCONNECTED");
     expect(error.message).toContain("403");
     expect(await count(env.COUNTER.getByName(name))).toBeUndefined();
@@ -114,12 +117,12 @@ describe("routing to Durable Objects in workerd", () => {
   it("onBeforeConnect returning a Request replaces the upgrade: the object sees the added header", async () => {
     const name = uniqueName("replaced");
     {
-      using plain = disposable(connect<Counter>("COUNTER", name));
-      expect(await plain.client.lastUpgradeHeader()).toBeNull();
+      using plain = viaWorker(env.COUNTER, name);
+      expect(await plain.lastUpgradeHeader()).toBeNull();
     }
-    using connection = disposable(connect<Counter>("COUNTER", name, "?replace=1"));
-    expect(await connection.client.lastUpgradeHeader()).toBe("yes");
-    expect(await connection.client.increment()).toBe(1);
+    using client = viaWorker(env.COUNTER, name, { query: { replace: "1" } });
+    expect(await client.lastUpgradeHeader()).toBe("yes");
+    expect(await client.increment()).toBe(1);
   });
 
   it("onBeforeRequest runs for plain requests: it can block them or replace them", async () => {
@@ -149,8 +152,8 @@ describe("routing to Durable Objects in workerd", () => {
 
   it("percent-encoded instance names reach the object named by the decoded string", async () => {
     const name = `${uniqueName("enc")} / é`;
-    using connection = disposable(connect<Counter>("COUNTER", name));
-    expect(await connection.client.increment(2)).toBe(2);
+    using client = viaWorker(env.COUNTER, name);
+    expect(await client.increment(2)).toBe(2);
     expect(await count(env.COUNTER.getByName(name))).toBe(2);
   });
 });

@@ -1,22 +1,23 @@
 /**
- * A real WebSocket into a real Durable Object: the client opens the socket through the test
- * Worker's route (routeDORequest → RpcDurableObject.fetch → hibernatable socket) and every call
- * runs on the object in workerd.
+ * A real WebSocket into a real Durable Object: the client (@dorpc/testing's createTestClient)
+ * opens the socket with an upgrade through the namespace stub (RpcDurableObject.fetch →
+ * hibernatable socket) and every call runs on the object in workerd. The route in front of it
+ * (routeDORequest) is covered by routing.test.ts, whose clients connect through the Worker.
  */
-import { createRpcClient, RpcError } from "@dorpc/rpc";
+import { RpcError } from "@dorpc/rpc";
+import { createTestClient, testConnection } from "@dorpc/testing";
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { connect, disposable, rejection, uniqueName } from "./helpers.js";
+import { rejection, uniqueName } from "./helpers.js";
 import type { Counter, MyCounter, User } from "./objects.js";
-import { upgradeTransport } from "./upgrade-transport.js";
 
 function counterStorage<T>(name: string, key: string): Promise<T | undefined> {
   return runInDurableObject(env.COUNTER.getByName(name), (_instance, state) => state.storage.kv.get<T>(key));
 }
 
 describe("calls over a real WebSocket into a Durable Object", () => {
-  it('the quick-start shape works: createRpcClient<Counter>("COUNTER", "room-1", { transport })', async () => {
-    using client = createRpcClient<Counter>("COUNTER", "room-1", { transport: upgradeTransport("http://x/__rpc/COUNTER/room-1") });
+  it('the quick-start shape works: a client of COUNTER "room-1" typed by the Counter class', async () => {
+    using client = createTestClient<Counter>(env.COUNTER, "room-1");
     const start = await client.getValue();
     expect(await client.increment(2)).toBe(start + 2);
     expect(await counterStorage<number>("room-1", "count")).toBe(start + 2);
@@ -24,8 +25,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
 
   it("increment and getValue run on the object and persist in its KV storage", async () => {
     const name = uniqueName("counter");
-    using connection = disposable(connect<Counter>("COUNTER", name));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, name);
     expect(await client.getValue()).toBe(0);
     expect(await client.increment()).toBe(1);
     expect(await client.increment(5)).toBe(6);
@@ -36,16 +36,14 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("calls made in the same tick share one connection and each gets its own result", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("batch")));
-    const { client, transport } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("batch"));
     const results = await Promise.all([client.increment(1), client.increment(2), client.increment(3), client.getValue()]);
     expect(results).toEqual([1, 3, 6, 6]);
-    expect(transport.connections).toHaveLength(1);
+    expect(testConnection(client).attempts).toHaveLength(1);
   });
 
   it("a chain through a getter returning plain data reads nested properties in one call", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("config")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("config"));
     expect(await client.config.limits.max).toBe(10);
     expect(await client.config.limits).toEqual({ max: 10 });
     expect(await client.config.names[1]).toBe("y");
@@ -53,8 +51,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("a chain through a getter returning an RpcTarget calls its methods", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("users")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("users"));
     const ada: User | null = await client.users.get("a");
     expect(ada).toEqual({ id: "a", name: "Ada", tags: new Set(["admin"]) });
     expect(await client.users.get("zzz")).toBeNull();
@@ -63,8 +60,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("calls of one connection run in order by default: a call after an awaiting call waits for it (sequential)", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("sequential")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("sequential"));
     const order: string[] = [];
     const slow = client.addLater(2, 3, 50).then((value) => (order.push("slow"), value));
     const fast = client.getValue().then((value) => (order.push("fast"), value));
@@ -73,8 +69,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it('with ordering: "concurrent" a slow async call does not hold back the calls after it', async () => {
-    using connection = disposable(connect<MyCounter>("MY_COUNTER", uniqueName("concurrent")));
-    const { client } = connection;
+    using client = createTestClient<MyCounter>(env.MY_COUNTER, uniqueName("concurrent"));
     const order: string[] = [];
     const slow = client.addLater(2, 3, 50).then((value) => (order.push("slow"), value));
     const fast = client.getValue().then((value) => (order.push("fast"), value));
@@ -84,27 +79,25 @@ describe("calls over a real WebSocket into a Durable Object", () => {
 
   it("a slow call on one connection does not hold back another connection to the same object", async () => {
     const name = uniqueName("two-connections");
-    using a = disposable(connect<Counter>("COUNTER", name));
-    using b = disposable(connect<Counter>("COUNTER", name));
-    await Promise.all([a.client.getValue(), b.client.getValue()]);
+    using a = createTestClient<Counter>(env.COUNTER, name);
+    using b = createTestClient<Counter>(env.COUNTER, name);
+    await Promise.all([a.getValue(), b.getValue()]);
     const order: string[] = [];
-    const slow = a.client.addLater(1, 1, 100).then((value) => (order.push("a-slow"), value));
-    const fast = b.client.increment().then((value) => (order.push("b-fast"), value));
+    const slow = a.addLater(1, 1, 100).then((value) => (order.push("a-slow"), value));
+    const fast = b.increment().then((value) => (order.push("b-fast"), value));
     expect(await Promise.all([slow, fast])).toEqual([2, 1]);
     expect(order).toEqual(["b-fast", "a-slow"]);
   });
 
   it("rich values round-trip as argument and result: Map, Set, Date, BigInt, RegExp, -0, NaN, cycles", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("rich")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("rich"));
     const value = richValue();
     const back = (await client.echo(value)) as typeof value;
     expectRich(back, value);
   });
 
   it("a 1 MiB Uint8Array round-trips byte for byte inside a value (binary frame)", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("bytes-nested")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("bytes-nested"));
     const bytes = pattern(1024 * 1024);
     const back = (await client.echo({ bytes, also: [bytes] })) as { bytes: Uint8Array; also: Uint8Array[] };
     expect(back.bytes).toBeInstanceOf(Uint8Array);
@@ -117,8 +110,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   // record (index 0, the root slot) before the view record. decode(encode(new Uint8Array([1])))
   // is an ArrayBuffer. A method returning bytes gives the client an ArrayBuffer.
   it("a 1 MiB Uint8Array returned as the whole result comes back as a Uint8Array", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("bytes-root")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("bytes-root"));
     const bytes = pattern(1024 * 1024);
     const back = (await client.echo(bytes)) as Uint8Array;
     expect(Object.prototype.toString.call(back)).toBe("[object Uint8Array]");
@@ -127,8 +119,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   }, 20_000);
 
   it("a Uint8Array view with an offset, returned as the whole result, keeps only its own bytes", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("bytes-view")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("bytes-view"));
     const view = pattern(4096).subarray(100, 200);
     const back = (await client.echo(view)) as Uint8Array;
     expect(Object.prototype.toString.call(back)).toBe("[object Uint8Array]");
@@ -138,8 +129,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
 
   it("rich values stored by a method are in storage as sent and come back equal", async () => {
     const name = uniqueName("snapshot");
-    using connection = disposable(connect<Counter>("COUNTER", name));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, name);
     const value = richValue();
     const back = (await client.saveSnapshot(value)) as typeof value;
     expectRich(back, value);
@@ -148,8 +138,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("a thrown TypeError comes back as a TypeError with its message, cause, own properties and stack", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("typeerror")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("typeerror"));
     const error = (await rejection(client.throwTypeError())) as TypeError & { code: string; details: { field: string; at: Date } };
     expect(error).toBeInstanceOf(TypeError);
     expect(error).not.toBeInstanceOf(RpcError);
@@ -165,8 +154,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("a custom error keeps its class name, own properties, cause and stack", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("custom")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("custom"));
     const error = (await rejection(client.throwCustom())) as Error & { limit: number; used: number };
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("QuotaExceededError");
@@ -182,8 +170,7 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("a rejected async method comes back as the thrown error", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("reject")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("reject"));
     const error = (await rejection(client.rejectLater())) as Error & { limit: number };
     expect(error.name).toBe("QuotaExceededError");
     expect(error.message).toBe("async quota exceeded");
@@ -191,17 +178,15 @@ describe("calls over a real WebSocket into a Durable Object", () => {
   });
 
   it("a thrown non-Error value comes back as that value", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("string")));
-    const { client } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("string"));
     expect(await rejection(client.throwString())).toBe("plain string thrown");
   });
 
   it("the connection stays usable after a method throws", async () => {
-    using connection = disposable(connect<Counter>("COUNTER", uniqueName("after-throw")));
-    const { client, transport } = connection;
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("after-throw"));
     await rejection(client.throwTypeError());
     expect(await client.increment(4)).toBe(4);
-    expect(transport.connections).toHaveLength(1);
+    expect(testConnection(client).attempts).toHaveLength(1);
   });
 });
 

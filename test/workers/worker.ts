@@ -11,6 +11,7 @@ import { routeDORequest, type RouteOptions } from "@dorpc/routing";
 import { REPLACED_HEADER } from "./objects.js";
 
 export { Counter, LiveCounter, Manual, MyCounter, Wrapped } from "./objects.js";
+export { Composer } from "./compose-objects.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

@@ -145,10 +145,12 @@ export class AccessPolicy {
    * Rule 1 for a whole chain of names. Throws `NOT_FOUND` for a name that can never be reached
    * (or that the `allow` option refuses), before anything runs.
    */
-  checkStatic(names: readonly string[], label: string): void {
+  checkStatic(names: readonly string[], label: string, fromRoot = true): void {
     for (const name of names) {
       if (this.trusted ? name.length === 0 || ALWAYS_NEVER.has(name) : !isNameAllowed(name)) throw notFound(name, label);
     }
+    // `allow` narrows what the root offers; a stub's members were reached through an allowed root.
+    if (!fromRoot) return;
     if (this.allowSet && !this.allowSet.has(names[0]!)) throw notFound(names[0]!, label);
     if (this.allowFn && !this.allowFn(names)) throw notFound(names[names.length - 1]!, label);
   }

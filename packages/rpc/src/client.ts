@@ -1,24 +1,15 @@
 /**
- * `createRpcClient`: a Proxy that records property reads and calls as an operation chain and
- * sends the chain when it is awaited.
- *
- * Hot path: a root-level member (`client.increment`) is one cached proxy; a call creates one
- * chain node and one proxy; awaiting hands resolve/reject straight to the session, so no extra
- * promise sits between the reply and the caller.
+ * `createRpcClient`: the public face of a client session. Validates options, builds the session
+ * (session.ts) and hands out the client proxy (proxy.ts).
  */
+import { AccessPolicy } from "./access.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
-import {
-  ClientSession,
-  type CallOptions,
-  type ChainNode,
-  type ConnectionState,
-  type HeartbeatOptions,
-  type ReconnectOptions,
-} from "./session.js";
+import { type CallOptions, proxyInfo, rootProxy, settledValue, stubHolder, releaseHolder } from "./proxy.js";
+import { ClientSession, type ConnectionState, type HeartbeatOptions, type ReconnectOptions } from "./session.js";
 import type { TransportFactory } from "./transport.js";
 import type { RpcClient } from "./types.js";
-import { webSocketTransport, type WebSocketConstructor } from "./websocket-transport.js";
+import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /** Options for {@link createRpcClient}. Validated when the client is created. */
 export interface RpcClientOptions {
@@ -56,6 +47,18 @@ export interface RpcClientOptions {
   highWaterMark?: number;
   /** Abandon (and retry, with backoff) a connection attempt still pending after this many ms. Default 10,000. */
   connectTimeout?: number;
+  /**
+   * What the Durable Object may call on this client: one object whose own methods (or, for a
+   * class instance, its class's methods) become callable by the object (`this.clients()`,
+   * `this.client(caller)`), under the same access rules as the object's own members. Without
+   * it, the object's calls to this client are refused with `NOT_FOUND`.
+   */
+  expose?: object;
+  /**
+   * Called with failures nobody else will see: a call that was never awaited, an exposed
+   * method that threw while handling a push. Default: `console.error`.
+   */
+  onError?: (error: unknown, what: string) => void;
 }
 
 const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
@@ -153,8 +156,30 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof connectTimeout !== "number" || !(connectTimeout > 0) || !Number.isFinite(connectTimeout)) {
     throw new RpcError("BAD_OPTION", `connectTimeout must be a positive number of milliseconds, got ${String(connectTimeout)}.`);
   }
-  const session = new ClientSession({ transport, timeout, limits, label, reconnect, heartbeat, highWaterMark, connectTimeout });
-  return rootProxy(session) as RpcClient<T>;
+  const expose = options.expose;
+  if (expose !== undefined && ((typeof expose !== "object" && typeof expose !== "function") || expose === null || proxyInfo(expose))) {
+    throw new RpcError("BAD_OPTION", "expose must be an object whose methods the Durable Object may call.");
+  }
+  const onError = options.onError ?? ((error: unknown, what: string) => console.error(`dorpc: ${what} failed:`, error));
+  if (typeof onError !== "function") throw new RpcError("BAD_OPTION", "onError must be a function.");
+  const isPlain = expose !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(expose));
+  const session = new ClientSession({
+    transport,
+    timeout,
+    limits,
+    label,
+    reconnect,
+    heartbeat,
+    highWaterMark,
+    connectTimeout,
+    expose: { root: expose, rule: isPlain ? "expose" : "object", policy: new AccessPolicy(undefined, limits) },
+    onError,
+  });
+  return rootProxy(
+    session.caller,
+    () => session.dispose(),
+    (key) => (key === SESSION ? session : undefined),
+  ) as RpcClient<T>;
 }
 
 /** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
@@ -230,80 +255,24 @@ export function rpcConnection(client: object): RpcConnection {
 }
 
 /**
- * Runs `chain` (a call or property read made on a client) with per-call options, e.g. a longer
- * timeout or an AbortSignal: `await withCallOptions(client.slowJob(), { timeout: 60_000 })`.
+ * Applies per-call options to a call or property read made on a client, e.g. a longer timeout or
+ * an AbortSignal: `await withCallOptions(client.slowJob(), { timeout: 60_000 })`. A call is sent
+ * when it is made, so pass it straight in: the options reach it before its frame leaves.
  */
 export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
-  const info = (chain as { [CHAIN]?: { session: ClientSession; node: ChainNode } })[CHAIN];
-  if (!info) return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
-  return new Promise<V>((resolve, reject) => info.session.call(info.node, resolve as (value: unknown) => void, reject, options));
+  const info = proxyInfo(chain);
+  if (info?.kind !== "path") return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
+  return settledValue(info, options) as Promise<V>;
 }
 
-const CHAIN = Symbol("dorpc.chain");
-
-/** A function target so that the `apply` trap works; never called itself. */
-function chainTarget(): void {}
-
-function rootProxy(session: ClientSession): object {
-  const members = new Map<string, unknown>();
-  const dispose = () => session.dispose();
-  const asyncDispose = async () => session.dispose();
-  return new Proxy(chainTarget, {
-    get(_target, key) {
-      if (typeof key === "symbol") {
-        if (key === Symbol.dispose) return dispose;
-        if (key === Symbol.asyncDispose) return asyncDispose;
-        if (key === SESSION) return session;
-        return undefined;
-      }
-      // A client is not itself awaitable: `await client` or returning it from an async
-      // function must not send anything.
-      if (key === "then") return undefined;
-      // Cached (the hot path reads `client.increment` on every call), so this proxy must not
-      // remember a result: awaiting `client.someGetter` reads the property afresh each time.
-      let member = members.get(key);
-      if (member === undefined) {
-        member = chainProxy(session, { parent: undefined, key, args: undefined }, false);
-        members.set(key, member);
-      }
-      return member;
-    },
-    apply() {
-      throw new RpcError("NOT_CALLABLE", "A dorpc client is not a function; call one of its methods.");
-    },
-    set() {
-      throw new RpcError("NOT_CALLABLE", "Properties of a dorpc client cannot be assigned; call a method instead.");
-    },
-  });
-}
-
-function chainProxy(session: ClientSession, node: ChainNode, once = true): unknown {
-  // A chain is sent once, when first awaited; awaiting it again yields the same result, like
-  // any promise (`const p = c.increment(); await p; await p;` increments once). The cached
-  // root members (`once` false) are the exception: each await of `client.prop` reads again.
-  let sent: Promise<unknown> | undefined;
-  const send = once
-    ? () => (sent ??= new Promise((resolve, reject) => session.call(node, resolve, reject)))
-    : () => new Promise((resolve, reject) => session.call(node, resolve, reject));
-  return new Proxy(chainTarget, {
-    get(_target, key) {
-      if (typeof key === "symbol") return key === CHAIN ? { session, node } : undefined;
-      switch (key) {
-        case "then":
-          return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
-            send().then(onFulfilled, onRejected);
-        case "catch":
-          return (onRejected?: (reason: unknown) => unknown) => send().catch(onRejected);
-        case "finally":
-          return (onFinally?: () => void) => send().finally(onFinally);
-      }
-      return chainProxy(session, { parent: node, key, args: undefined });
-    },
-    apply(_target, _this, args: unknown[]) {
-      return chainProxy(session, { parent: node, key: undefined, args });
-    },
-    set() {
-      throw new RpcError("NOT_CALLABLE", "Remote properties cannot be assigned; call a method instead.");
-    },
-  });
+/**
+ * Disposes a client or a stub without `Symbol.dispose` (Safari, older runtimes): a client is
+ * closed (as `rpcConnection(client).close()`), a stub released. Anything else is refused.
+ */
+export function rpcDispose(value: object): void {
+  const info = proxyInfo(value);
+  const holder = stubHolder(value);
+  if (info?.kind === "root") info.dispose();
+  else if (holder) releaseHolder(holder);
+  else throw new RpcError("BAD_OPTION", "rpcDispose needs a dorpc client or stub.");
 }

@@ -21,7 +21,7 @@
  *
  * Internal module: the public surface is `encode`/`decode` in index.ts.
  */
-import { RpcError } from "./errors.js";
+import { isRpcErrorCode, RpcError, type RpcErrorCode } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 
@@ -225,6 +225,17 @@ export interface EncodeContext {
   blobs: Uint8Array[];
   /** Include `Error.stack`. */
   stack: boolean;
+  /**
+   * Values that travel by reference (functions, `RpcTarget`s, stubs, pending results): the
+   * connection turns one into a reference record (envelopes.ts `RefRecord`), or returns
+   * `undefined` when it cannot travel. Without it, such values are refused.
+   */
+  refer?: (value: object) => WireRecord | Substitute | undefined;
+}
+
+/** Returned by `EncodeContext.refer` when a reference stands for a value that is already known. */
+export class Substitute {
+  constructor(readonly value: unknown) {}
 }
 
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
@@ -273,8 +284,12 @@ class RecordWriter {
           throw new RpcError("ENCODE", `Value is nested deeper than ${ENCODE_MAX_DEPTH} levels.`);
         }
         return this.addObject(value, depth + 1);
-      case "function":
+      case "function": {
+        const ref = this.ctx.refer?.(value);
+        if (ref instanceof Substitute) return this.add(ref.value, depth);
+        if (ref) return this.push(ref, value);
         throw new RpcError("ENCODE", `Cannot send a function${value.name ? ` (${value.name})` : ""}: functions do not cross the wire.`);
+      }
       default:
         throw new RpcError("ENCODE", `Cannot send a ${typeof value}: it does not cross the wire.`);
     }
@@ -326,6 +341,9 @@ class RecordWriter {
     }
     if (ArrayBuffer.isView(value)) return this.addView(value, tag);
     if (value instanceof Error || tag === "Error") return this.addError(value as Error, depth);
+    const ref = this.ctx.refer?.(value);
+    if (ref instanceof Substitute) return this.add(ref.value, depth);
+    if (ref) return this.push(ref, value);
     const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
     throw new RpcError(
       "ENCODE",
@@ -469,7 +487,20 @@ export interface DecodeContext {
   limits: RpcLimits;
   /** Remaining node budget for the whole frame. */
   budget: { nodes: number };
+  /** Reference records (envelopes.ts `RefRecord`): refused unless a connection resolves them. */
+  refs?: ReferenceResolver;
 }
+
+/** How a connection checks and rebuilds reference records; see envelopes.ts `RefRecord`. */
+export interface ReferenceResolver {
+  /** Checks a reference record's payload while the table is validated (nothing built yet). Throws `RpcError`. */
+  validate(type: number, payload: unknown, index: number): void;
+  /** The value a validated reference record stands for. Throws `RpcError`. */
+  build(type: number, payload: unknown): unknown;
+}
+
+/** Record types owned by the connection, not the codec (envelopes.ts `RefRecord`). */
+const REF_TYPES = new Set<unknown>([20, 21, 22]);
 
 function bad(message: string): RpcError {
   return new RpcError("DECODE", message);
@@ -489,6 +520,11 @@ function isCount(value: unknown): value is number {
  */
 export function fromRecords(table: unknown, ctx: DecodeContext): unknown {
   validateTable(table, ctx);
+  return new TableBuilder(table as RecordTable, ctx).build(0);
+}
+
+/** Builds the value of a table that `validateTable` accepted (with the same context). */
+export function buildTable(table: unknown, ctx: DecodeContext): unknown {
   return new TableBuilder(table as RecordTable, ctx).build(0);
 }
 
@@ -631,6 +667,11 @@ function validateRecord(table: unknown[], type: unknown, p: unknown, arity: numb
       return;
     }
     default:
+      if (ctx.refs && REF_TYPES.has(type)) {
+        if (arity !== 2) throw bad(`Record ${i} is a reference without a payload.`);
+        ctx.refs.validate(type as number, p, i);
+        return;
+      }
       throw bad(`Record ${i} has type ${JSON.stringify(type) ?? String(type)}, which is not an allowed record type.`);
   }
 }
@@ -840,6 +881,7 @@ class TableBuilder {
         return this.as(index, new VIEW_TYPES[name]!(buffer, offset, length));
       }
     }
+    if (this.ctx.refs && REF_TYPES.has(type)) return this.as(index, this.ctx.refs.build(type as number, p));
     throw bad(`Record ${index} has an unexpected type.`); // unreachable after validateTable
   }
 
@@ -852,11 +894,30 @@ class TableBuilder {
     }
   }
 
+  /**
+   * The `code` an error record named "RpcError" carries, if it is one of dorpc's codes: such an
+   * error (dorpc's own failure thrown inside a method, e.g. by a released stub) is rebuilt as a
+   * real `RpcError`, so `instanceof RpcError` holds on the other end too.
+   */
+  private rpcErrorCode(props: [number, number][] | undefined): RpcErrorCode | undefined {
+    for (const [k, v] of props ?? []) {
+      const key = this.table[k]!;
+      const value = this.table[v]!;
+      if (key[1] === "code" && value[0] === T.PRIMITIVE && isRpcErrorCode(value[1])) return value[1];
+    }
+    return undefined;
+  }
+
   private buildError(
     index: number,
     p: { name: string; message: string; stack?: string; cause?: number; props?: [number, number][] },
   ): Error {
-    const error: Error = p.name === "AggregateError" ? new AggregateError([], p.message) : new (ERROR_TYPES[p.name] ?? Error)(p.message);
+    const code = p.name === "RpcError" ? this.rpcErrorCode(p.props) : undefined;
+    const error: Error = code
+      ? new RpcError(code, p.message)
+      : p.name === "AggregateError"
+        ? new AggregateError([], p.message)
+        : new (ERROR_TYPES[p.name] ?? Error)(p.message);
     this.as(index, error);
     if (error.name !== p.name) defineHidden(error, "name", p.name);
     if (p.stack !== undefined) defineHidden(error, "stack", p.stack);

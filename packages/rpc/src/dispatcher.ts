@@ -1,29 +1,20 @@
 /**
- * The server side of the protocol: one incoming frame in, replies out. Runtime-neutral: it
- * sees a connection only as a `ReplyChannel` and the Durable Object only as an object, so it
- * runs in Node unit tests exactly as in workerd.
- *
- * Invariants:
- *  - Nothing survives between frames except the set of ids still running per connection (for
- *    duplicate detection and the pending limit), which is empty whenever the object can
- *    hibernate. Everything else a reply needs is in the frame.
- *  - Calls of one connection run in the order sent. With `ordering: "sequential"` (default) a
- *    call that awaits holds back the calls after it until it settles; with "concurrent" each
- *    call starts when it arrives and only its synchronous part runs before the next starts.
- *  - Every call with a recoverable id gets exactly one reply. A frame that cannot be read at all
- *    closes the connection with 1008 (malformed) or 1009 (too big), because no id can be
- *    answered; other connections and the object's state are untouched.
- *  - Replies produced in the same microtask leave in one frame.
+ * The Durable Object side's entry: validated server options, and one `Connection` per channel
+ * (socket), made on its first frame and kept in memory until the channel closes or the object is
+ * evicted. Runtime-neutral: it sees a channel only as a `ReplyChannel`, so it runs in Node unit
+ * tests exactly as in workerd. The workerd glue is durable-object.ts.
  *
  * Internal module.
  */
-import { AccessPolicy, findMember, isPlainData, notFound, readDataProperty, type AccessOptions, type Member } from "./access.js";
-import { decodeContext, isJsonSafe, readValue, toRecords, type DecodeContext } from "./codec.js";
-import { CloseCode, FrameKind, HEARTBEAT_PONG, type RawFrame, ReplyStatus } from "./envelopes.js";
+import { AccessPolicy, type AccessOptions } from "./access.js";
+import { Caller } from "./caller.js";
+import { closeReason, Connection } from "./connection.js";
 import { RpcError } from "./errors.js";
-import { readFrame, writeFrame, type IncomingData, type WireFrame } from "./frame.js";
+import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
-import { RpcTarget } from "./rpc-target.js";
+import { ExportTable } from "./references.js";
+
+export { closeReason };
 
 /** Options of the server side. Validated once per options object. */
 export interface RpcServerOptions {
@@ -55,6 +46,11 @@ export interface RpcServerOptions {
    * connected and every socket closes when the object is reset.
    */
   hibernation?: boolean;
+  /**
+   * Timeout in ms for calls the object makes to its clients and awaits (`this.client(caller).x()`,
+   * a callback a client passed); 0 disables. Default 30,000.
+   */
+  callTimeout?: number;
 }
 
 /** Options after validation, with the derived policy. */
@@ -66,6 +62,7 @@ export interface ResolvedServerOptions {
   readonly sequential: boolean;
   readonly identify: ((request: Request) => unknown) | undefined;
   readonly hibernation: boolean;
+  readonly callTimeout: number;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -94,7 +91,12 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (options?.hibernation !== undefined && typeof options.hibernation !== "boolean") {
     throw new RpcError("BAD_OPTION", `hibernation must be true or false, got ${JSON.stringify(options.hibernation)}.`);
   }
+  const callTimeout = options?.callTimeout ?? 30_000;
+  if (typeof callTimeout !== "number" || !(callTimeout >= 0) || !Number.isFinite(callTimeout)) {
+    throw new RpcError("BAD_OPTION", `callTimeout must be a finite number of milliseconds ≥ 0, got ${String(callTimeout)}.`);
+  }
   out = Object.freeze({
+    callTimeout,
     identify: options?.identify,
     hibernation: options?.hibernation !== false,
     sequential: ordering === "sequential",
@@ -113,68 +115,66 @@ export interface ReplyChannel {
   close(code?: number, reason?: string): void;
 }
 
-class Outbox {
-  parts: string[] = [];
-  blobs: Uint8Array[] = [];
-  scheduled = false;
-  /** True while `dispatchFrame` runs a frame's calls: it flushes at its end, so `push` schedules nothing. */
-  batching = false;
-  /** Ids of calls received and not yet answered. */
-  readonly running = new Set<number>();
-  /** Settles when the last call that awaited has finished (sequential ordering). */
-  tail: Promise<void> | undefined;
-  private readonly flushBound = () => this.flush();
+const connections = new WeakMap<ReplyChannel, Connection>();
 
-  constructor(private readonly channel: ReplyChannel) {}
-
-  /** Queues a reply; `finished` false for a refusal that must not end the running call of that id. */
-  push(id: number, json: string, finished = true): void {
-    if (finished) this.running.delete(id);
-    this.parts.push(json);
-    if (!this.scheduled && !this.batching) {
-      this.scheduled = true;
-      queueMicrotask(this.flushBound);
-    }
-  }
-
-  /**
-   * Sends what is queued. Runs from the microtask `push` scheduled, and directly at the end of
-   * `dispatchFrame` so that calls which finished synchronously are answered without waiting for
-   * a microtask turn (the scheduled one then finds nothing to send).
-   */
-  flush(): void {
-    this.scheduled = false;
-    if (this.parts.length === 0) return;
-    const body = this.parts.length === 1 ? `[${this.parts[0]}]` : `[${this.parts.join(",")}]`;
-    const frame = writeFrame(FrameKind.Replies, body, this.blobs);
-    this.parts = [];
-    this.blobs = [];
-    try {
-      this.channel.send(frame);
-    } catch {
-      // The socket closed under us: the client sees DISCONNECTED for these calls.
-    }
-  }
+/** Hooks the workerd glue adds to a channel's connection. */
+export interface ChannelHooks {
+  /** True when the channel's object handed out references before an eviction (they are gone). */
+  lostBefore?: () => boolean;
+  /** The connection handed out its first reference. */
+  onFirstExport?: () => void;
 }
 
-const outboxes = new WeakMap<ReplyChannel, Outbox>();
-
-function outboxFor(channel: ReplyChannel): Outbox {
-  let out = outboxes.get(channel);
-  if (!out) {
-    out = new Outbox(channel);
-    outboxes.set(channel, out);
-  }
-  return out;
+/** The connection of `channel` serving `target`, made on first use. */
+export function connectionFor(
+  channel: ReplyChannel,
+  target: object,
+  options: ResolvedServerOptions,
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
+): Connection {
+  let conn = connections.get(channel);
+  if (conn) return conn;
+  const hooks = hooksOf?.(channel);
+  const { limits } = options;
+  const label = labelOf(target);
+  const env = (target as { env?: unknown }).env;
+  const ctx = (target as { ctx?: unknown }).ctx;
+  conn = new Connection(channel, {
+    limits,
+    key: channel,
+    exports: new ExportTable(limits.maxExports, `The connection to ${label}`, hooks?.onFirstExport),
+    caller: (c) => {
+      const caller = new Caller({
+        timeout: options.callTimeout,
+        limits,
+        label: "the client",
+        exports: c.exports,
+        onUnobservedError: (error) => console.warn(`dorpc: a call to a client that nobody awaited failed: ${describe(error)}`),
+      });
+      caller.attach(c);
+      return caller;
+    },
+    callee: {
+      root: target,
+      rootRule: "object",
+      label,
+      policy: options.policy,
+      limits,
+      sequential: options.sequential,
+      exposeErrorStack: options.exposeErrorStack,
+      isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
+      onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
+    },
+    answerPings: true,
+    lostBefore: hooks?.lostBefore,
+  });
+  connections.set(channel, conn);
+  return conn;
 }
 
-/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
-export function closeReason(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= 123) return text;
-  let cut = 120;
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
+/** The connection of `channel`, if it has one. */
+export function existingConnection(channel: ReplyChannel): Connection | undefined {
+  return connections.get(channel);
 }
 
 /**
@@ -183,135 +183,29 @@ export function closeReason(text: string): string {
  * finished synchronously leave in one frame before this returns; the others as they settle
  * (batched per microtask turn).
  */
-export function dispatchFrame(data: IncomingData, target: object, options: ResolvedServerOptions, channel: ReplyChannel): boolean {
-  const { limits } = options;
-  let frame: RawFrame | undefined;
-  try {
-    frame = readFrame(data, limits);
-  } catch (error) {
-    const e = error as RpcError;
-    channel.close(e.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(e.message));
-    return true;
-  }
-  if (!frame) return false;
-  const body = frame.body;
-  if (frame.kind === FrameKind.Ping) {
-    // Normally answered by the runtime's auto-response without waking the object; this covers
-    // sockets accepted without it.
-    channel.send(HEARTBEAT_PONG);
-    return true;
-  }
-  if (frame.kind !== FrameKind.Calls) {
-    refuseFrame(frame.kind, body, channel);
-    return true;
-  }
-  if (!Array.isArray(body)) {
-    channel.close(CloseCode.PolicyViolation, "dorpc: a call frame's body must be an array of calls.");
-    return true;
-  }
-  if (body.length > limits.maxPendingCalls) {
-    channel.close(
-      CloseCode.PolicyViolation,
-      closeReason(`dorpc: frame carries ${body.length} calls, more than limits.maxPendingCalls (${limits.maxPendingCalls}).`),
-    );
-    return true;
-  }
-  // Every envelope must carry a usable id before any call of the frame runs: a frame that
-  // cannot be answered call by call is refused whole.
-  for (const envelope of body as unknown[]) {
-    if (!Array.isArray(envelope) || !isCallId(envelope[0])) {
-      channel.close(CloseCode.PolicyViolation, "dorpc: a call must be [id, chain] with a positive integer id.");
-      return true;
-    }
-  }
-  const out = outboxFor(channel);
-  out.batching = true;
-  try {
-    runFrame(body as [number, ...unknown[]][], target, options, channel, out, decodeContext(frame.blobs, limits));
-  } finally {
-    out.batching = false;
-    out.flush();
-  }
-  return true;
-}
-
-/** Starts every call of a validated frame, in order. */
-function runFrame(
-  body: [number, ...unknown[]][],
+export function dispatchFrame(
+  data: IncomingData,
   target: object,
   options: ResolvedServerOptions,
   channel: ReplyChannel,
-  out: Outbox,
-  ctx: DecodeContext,
-): void {
-  const { limits } = options;
-  const label = labelOf(target);
-  for (const envelope of body) {
-    const id = envelope[0];
-    if (out.running.has(id)) {
-      out.push(id, failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)), false);
-      continue;
-    }
-    if (out.running.size >= limits.maxPendingCalls) {
-      out.push(
-        id,
-        failed(
-          id,
-          new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`),
-        ),
-        false,
-      );
-      continue;
-    }
-    out.running.add(id);
-    let steps: Step[];
-    try {
-      if (envelope.length !== 2) throw new RpcError("PROTOCOL", "A call must be exactly [id, chain].");
-      steps = parseChain(envelope[1], options, ctx, label);
-    } catch (error) {
-      out.push(id, failed(id, asRpcError(error)));
-      continue;
-    }
-    if (!options.sequential) {
-      runCall(id, target, steps, options, out, label, channel);
-      continue;
-    }
-    // Sequential: run now unless an earlier call of this connection is still awaiting. (No
-    // closure unless one is needed: bundlers that keep names wrap every closure in a call.)
-    const started = out.tail
-      ? out.tail.then(() => runCall(id, target, steps, options, out, label, channel))
-      : runCall(id, target, steps, options, out, label, channel);
-    if (started) {
-      const tail: Promise<void> = started.then(() => {
-        if (out.tail === tail) out.tail = undefined;
-      });
-      out.tail = tail;
-    }
-  }
+  hooksOf?: (channel: ReplyChannel) => ChannelHooks,
+): boolean {
+  return connectionFor(channel, target, options, hooksOf).receive(data);
 }
 
 /**
- * A frame of the wrong kind (e.g. replies sent to the server). Each envelope whose id can be
- * recovered gets a `PROTOCOL` failure; a frame with none is closed with 1008.
+ * `channel` closed (or errored): its connection ends. Calls the object made to that client fail
+ * with `DISCONNECTED`, its running calls are cancelled, its references are dropped.
  */
-function refuseFrame(kind: number, body: unknown, channel: ReplyChannel): void {
-  const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isCallId(e[0])).map((e) => e[0]) : [];
-  if (ids.length === 0) {
-    channel.close(CloseCode.PolicyViolation, closeReason(`dorpc: a server accepts only call frames, got kind ${kind}.`));
-    return;
-  }
-  const out = outboxFor(channel);
-  for (const id of ids.slice(0, 1024)) {
-    out.push(
-      id,
-      failed(id, new RpcError("PROTOCOL", "A server accepts only call frames; this envelope came in another kind of frame.")),
-      false,
-    );
-  }
-}
-
-function isCallId(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+export function channelClosed(channel: ReplyChannel, code: number, reason: string): void {
+  const conn = connections.get(channel);
+  if (!conn) return;
+  connections.delete(channel);
+  conn.end({ code: "REFERENCE_LOST", message: `The client disconnected (code ${code}); its references ended with its connection.` });
+  conn.caller.failAll(
+    new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),
+  );
+  conn.exports.peerLost();
 }
 
 function labelOf(target: object): string {
@@ -319,230 +213,6 @@ function labelOf(target: object): string {
   return typeof name === "string" && name ? name : "the Durable Object";
 }
 
-/** A parsed chain step: a property name, or the decoded arguments of a call. */
-type Step = string | { args: unknown[] };
-
-/**
- * Validates the whole chain and decodes its arguments before any step runs: shape, length,
- * argument counts, names (access rule 1). Throws `RpcError`.
- */
-function parseChain(chain: unknown, options: ResolvedServerOptions, ctx: DecodeContext, label: string): Step[] {
-  const { limits } = options;
-  if (!Array.isArray(chain) || chain.length === 0) throw new RpcError("PROTOCOL", "A chain must be a non-empty array of steps.");
-  if (chain.length > limits.maxChainLength) {
-    throw new RpcError("LIMIT", `Chain of ${chain.length} steps exceeds limits.maxChainLength (${limits.maxChainLength}).`);
-  }
-  if (typeof chain[0] !== "string") throw new RpcError("PROTOCOL", "A chain must start with a member name.");
-  const names: string[] = [];
-  const steps: Step[] = new Array(chain.length);
-  for (let i = 0; i < chain.length; i++) {
-    const step: unknown = chain[i];
-    if (typeof step === "string") {
-      names.push(step);
-      steps[i] = step;
-    } else if (Array.isArray(step) && step.length > 0) {
-      steps[i] = { args: [] };
-    } else {
-      throw new RpcError("PROTOCOL", `Chain step ${i} is neither a member name nor a call.`);
-    }
-  }
-  options.policy.checkStatic(names, label);
-  for (let i = 0; i < chain.length; i++) {
-    const step = steps[i]!;
-    if (typeof step === "string") continue;
-    const raw = chain[i] as unknown[];
-    let args: unknown;
-    if (raw[0] === 0) {
-      if (raw.length - 1 > limits.maxArgs) throw tooManyArgs(raw.length - 1, limits);
-      args = raw.slice(1);
-      readValue(0, args, ctx);
-    } else if (raw[0] === 1 && raw.length === 2) {
-      args = readValue(1, raw[1], ctx);
-      if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `Arguments of chain step ${i} are not an array.`);
-      if (args.length > limits.maxArgs) throw tooManyArgs(args.length, limits);
-    } else {
-      throw new RpcError("PROTOCOL", `Chain step ${i} has an unknown argument encoding.`);
-    }
-    step.args = args as unknown[];
-  }
-  return steps;
-}
-
-function tooManyArgs(count: number, limits: RpcLimits): RpcError {
-  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
-}
-
-/** Errors the dispatcher raises itself (sent as `Failed` with their code, not as thrown values). */
-const ownErrors = new WeakSet<object>();
-
-function refuse(error: RpcError): never {
-  ownErrors.add(error);
-  throw error;
-}
-
-/** Where a chain is while it runs. */
-interface Cursor {
-  /** The value the last step produced. */
-  value: unknown;
-  /** A method read by the last step and not yet called, with its receiver. */
-  method: Member["fn"] | undefined;
-  receiver: object | undefined;
-  /** The connection the call came from, exposed to user code through `currentChannel`. */
-  channel: ReplyChannel;
-}
-
-/** The connection whose call is running synchronously right now (see `currentChannel`). */
-let current: ReplyChannel | undefined;
-
-/**
- * The connection of the call whose synchronous part is running, or `undefined`. Valid at the
- * start of a method, before its first `await` (there is no portable async context here).
- */
-export function currentChannel(): ReplyChannel | undefined {
-  return current;
-}
-
-/** Runs one call and queues its reply. Returns a promise only when the call went async. */
-function runCall(
-  id: number,
-  target: object,
-  steps: Step[],
-  options: ResolvedServerOptions,
-  out: Outbox,
-  label: string,
-  channel: ReplyChannel,
-): Promise<void> | undefined {
-  const cursor: Cursor = { value: target, method: undefined, receiver: undefined, channel };
-  let result: unknown;
-  try {
-    result = runFrom(cursor, target, steps, 0, label, options.policy);
-  } catch (error) {
-    out.push(id, threw(id, error, options, out));
-    return undefined;
-  }
-  if (result instanceof Promise) {
-    return result.then(
-      (value) => out.push(id, ok(id, value, out, target)),
-      (error) => out.push(id, threw(id, error, options, out)),
-    );
-  }
-  out.push(id, ok(id, result, out, target));
-  return undefined;
-}
-
-/** Runs steps from `i`; synchronous until a step returns a promise. */
-function runFrom(cursor: Cursor, target: object, steps: Step[], i: number, label: string, policy: AccessPolicy): unknown {
-  for (; i < steps.length; i++) {
-    const step = steps[i]!;
-    let produced: unknown;
-    const outer = current;
-    current = cursor.channel;
-    try {
-      if (typeof step === "string") {
-        produced = read(cursor, target, step, i, label, policy);
-        if (produced === METHOD) continue;
-      } else {
-        const fn = cursor.method;
-        if (!fn) refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${label}.`));
-        cursor.method = undefined;
-        produced = fn.apply(cursor.receiver, step.args);
-      }
-    } finally {
-      current = outer;
-    }
-    if (produced instanceof Promise) {
-      const next = i + 1;
-      return produced.then((value) => {
-        cursor.value = value;
-        return runFrom(cursor, target, steps, next, label, policy);
-      });
-    }
-    cursor.value = produced;
-  }
-  if (cursor.method) {
-    refuse(new RpcError("NOT_CALLABLE", `The chain ends at a method of ${label} without calling it; add the call.`));
-  }
-  return cursor.value;
-}
-
-/** Marker: the step resolved a method, now held by the cursor. */
-const METHOD = Symbol("method");
-
-/** Access rules 2 and 3 for one property step. */
-function read(cursor: Cursor, target: object, name: string, i: number, label: string, policy: AccessPolicy): unknown {
-  if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
-  const holder = cursor.value;
-  if (policy.trusted) {
-    const found = policy.readTrusted(holder, name);
-    if (!found) refuse(notFound(name, label));
-    if (typeof found.value === "function") {
-      cursor.method = found.value as Member["fn"];
-      cursor.receiver = holder as object;
-      return METHOD;
-    }
-    return found.value;
-  }
-  if (i === 0 || holder instanceof RpcTarget) {
-    const owner = holder as object;
-    const member = findMember(owner, name);
-    // Always the Durable Object's name: naming inner classes would tell a prober what it reached.
-    if (!member) refuse(notFound(name, label));
-    if (member.kind === "getter") return member.fn.call(owner);
-    cursor.method = member.fn;
-    cursor.receiver = owner;
-    return METHOD;
-  }
-  if (typeof holder === "object" && holder !== null && isPlainData(holder) && !isPlatformState(target, holder)) {
-    const found = readDataProperty(holder, name);
-    if (found) return found.value;
-  }
-  return refuse(notFound(name, label));
-}
-
-/**
- * The object itself, its `env` and its `ctx`: never stepped into, never sent, even when a user
- * getter hands them out (`env` is a plain object in workerd, so rule 3 alone would let
- * `client.environment.SECRET` through).
- */
-function isPlatformState(target: object, value: unknown): boolean {
-  return value === target || value === (target as { env?: unknown }).env || value === (target as { ctx?: unknown }).ctx;
-}
-
-function ok(id: number, value: unknown, out: Outbox, target: object): string {
-  if (value === undefined) return `[${id}]`;
-  if (typeof value === "object" && value !== null && isPlatformState(target, value)) {
-    return failed(id, new RpcError("ENCODE", "Cannot send the Durable Object, its env or its ctx."));
-  }
-  if (isJsonSafe(value)) return JSON.stringify([id, ReplyStatus.OkJson, value]);
-  const mark = out.blobs.length;
-  try {
-    return JSON.stringify([id, ReplyStatus.OkRecords, toRecords(value, { blobs: out.blobs, stack: false })]);
-  } catch (error) {
-    out.blobs.length = mark;
-    return failed(id, asRpcError(error, "ENCODE"));
-  }
-}
-
-function threw(id: number, error: unknown, options: ResolvedServerOptions, out: Outbox): string {
-  if (error instanceof RpcError && ownErrors.has(error)) return failed(id, error);
-  const mark = out.blobs.length;
-  try {
-    return JSON.stringify([id, ReplyStatus.Threw, toRecords(error, { blobs: out.blobs, stack: options.exposeErrorStack })]);
-  } catch {
-    out.blobs.length = mark;
-    // The thrown value holds something that cannot travel: keep what identifies it.
-    const plain = error instanceof Error ? error : new Error(String(error));
-    const fallback = new Error(plain.message);
-    fallback.name = plain.name;
-    if (options.exposeErrorStack && plain.stack) fallback.stack = plain.stack;
-    return JSON.stringify([id, ReplyStatus.Threw, toRecords(fallback, { blobs: out.blobs, stack: options.exposeErrorStack })]);
-  }
-}
-
-function failed(id: number, error: RpcError): string {
-  return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message]);
-}
-
-function asRpcError(error: unknown, fallback: RpcError["code"] = "INTERNAL"): RpcError {
-  return error instanceof RpcError ? error : new RpcError(fallback, String((error as Error)?.message ?? error));
+function describe(error: unknown): string {
+  return String((error as Error)?.message ?? error).slice(0, 300);
 }

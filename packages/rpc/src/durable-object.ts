@@ -10,7 +10,16 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import { currentChannel, dispatchFrame, resolveServerOptions, type ResolvedServerOptions, type RpcServerOptions } from "./dispatcher.js";
+import { currentCall } from "./callee.js";
+import {
+  type ChannelHooks,
+  channelClosed,
+  dispatchFrame,
+  existingConnection,
+  resolveServerOptions,
+  type ResolvedServerOptions,
+  type RpcServerOptions,
+} from "./dispatcher.js";
 import { HEARTBEAT_PING, HEARTBEAT_PONG } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
@@ -25,6 +34,41 @@ export interface RpcAttachment {
   connectedAt: number;
   /** What `options.identify` returned for the upgrade request, if anything. */
   identity?: unknown;
+  /**
+   * Set when the object first handed out a reference (stub) on this socket: which incarnation of
+   * the object did. A later incarnation (after eviction) knows those references are gone.
+   */
+  refs?: string;
+}
+
+/** This incarnation of the isolate's objects: references handed out by an earlier one are gone. */
+const INCARNATION = Math.random().toString(36).slice(2, 10);
+
+/** The hooks that let a socket's connection explain references lost to eviction. */
+function hooksFor(channel: unknown): ChannelHooks {
+  const ws = channel as WebSocket;
+  return {
+    lostBefore: () => {
+      const refs = readAttachment(ws)?.refs;
+      return refs !== undefined && refs !== INCARNATION;
+    },
+    onFirstExport: () => {
+      const attachment = readAttachment(ws);
+      if (!attachment || attachment.refs === INCARNATION) return;
+      attachment.refs = INCARNATION;
+      if (!liveAttachments.has(ws)) ws.serializeAttachment(attachment);
+    },
+  };
+}
+
+function readAttachment(ws: WebSocket): RpcAttachment | undefined {
+  const live = liveAttachments.get(ws);
+  if (live) return live;
+  try {
+    return (ws.deserializeAttachment() as RpcAttachment | null) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -82,6 +126,11 @@ export interface RpcCaller {
   connectedAt: number;
   /** The caller's socket (e.g. to close it, or to find it among `ctx.getWebSockets()`). */
   socket: WebSocket;
+  /**
+   * Aborts when the caller gives up on this call (its timeout or AbortSignal) or disconnects.
+   * Pass it to `fetch` and other cancellable work; check `signal.aborted` in long loops.
+   */
+  signal: AbortSignal;
 }
 
 /**
@@ -90,10 +139,18 @@ export interface RpcCaller {
  * hibernation (it lives in the socket attachment).
  */
 export function rpcCaller(): RpcCaller | undefined {
-  const socket = currentChannel() as WebSocket | undefined;
-  if (!socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
+  const call = currentCall();
+  const socket = call?.channel as WebSocket | undefined;
+  if (!call || !socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
   const attachment = liveAttachments.get(socket) ?? (socket.deserializeAttachment() as RpcAttachment | null);
-  return { identity: attachment?.identity, connectedAt: attachment?.connectedAt ?? 0, socket };
+  return {
+    identity: attachment?.identity,
+    connectedAt: attachment?.connectedAt ?? 0,
+    socket,
+    get signal() {
+      return call.signal;
+    },
+  };
 }
 
 interface HasCtx {
@@ -173,12 +230,18 @@ function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerO
   server.accept();
   liveAttachments.set(server, attachment);
   server.addEventListener("message", (event) => {
-    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server)) {
+    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server, hooksFor)) {
       closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
     }
   });
-  server.addEventListener("close", (event) => closeQuietly(server, event.code, event.reason));
-  server.addEventListener("error", () => closeQuietly(server, 1011, "dorpc: socket error."));
+  server.addEventListener("close", (event) => {
+    channelClosed(server, event.code, event.reason);
+    closeQuietly(server, event.code, event.reason);
+  });
+  server.addEventListener("error", () => {
+    channelClosed(server, 1011, "socket error");
+    closeQuietly(server, 1011, "dorpc: socket error.");
+  });
 }
 
 /** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
@@ -202,9 +265,42 @@ export async function handleRpcMessage(
   return rpcMessage(ws, message, target, options);
 }
 
+/**
+ * Tells dorpc that `ws` closed: calls the object made to that client and is awaiting fail with
+ * `DISCONNECTED`, calls from it that are still running see their `rpcCaller().signal` abort, and
+ * the stubs it held are released. `RpcDurableObject` and `withRpc` call it for you; call it from
+ * your own `webSocketClose` / `webSocketError` when you compose by hand.
+ */
+export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
+  channelClosed(ws, code, reason);
+}
+
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
 function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
-  return dispatchFrame(message, target, resolveServerOptions(options), ws);
+  return dispatchFrame(message, target, resolveServerOptions(options), ws, hooksFor);
+}
+
+/** What one socket's connection holds right now; see {@link rpcSocketInfo}. */
+export interface RpcSocketInfo {
+  /** Objects and functions the object handed this client by reference, not yet released. */
+  exports: number;
+  /** The client's functions and objects the object holds (callbacks kept with `dup()` included). */
+  imports: number;
+  /** Calls from this client that are running or waiting to run. */
+  running: number;
+  /** Calls the object made to this client that wait for its reply. */
+  waiting: number;
+}
+
+/**
+ * What dorpc holds in memory for socket `ws` (references handed out or kept, calls in progress),
+ * or `undefined` when it holds nothing for it (no message since the object started, or closed).
+ * For diagnostics and tests: a count that only grows is a leak of stubs nobody disposes.
+ */
+export function rpcSocketInfo(ws: WebSocket): RpcSocketInfo | undefined {
+  const conn = existingConnection(ws);
+  if (!conn) return undefined;
+  return { exports: conn.exports.size, imports: conn.imports.size, running: conn.callee.size, waiting: conn.caller.pending.size };
 }
 
 function closeQuietly(ws: WebSocket, code: number, reason: string): void {
@@ -245,10 +341,12 @@ export class RpcDurableObject<Env = Cloudflare.Env> extends DurableObject<Env> {
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    channelClosed(ws, code, reason);
     closeQuietly(ws, code, reason);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
+    channelClosed(ws, 1011, "socket error");
     closeQuietly(ws, 1011, "dorpc: socket error.");
   }
 }
@@ -288,6 +386,7 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
     }
 
     async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<void> {
+      channelClosed(ws, code, reason);
       if (base.webSocketClose) await base.webSocketClose.call(this, ws, code, reason, wasClean);
       else closeQuietly(ws, code, reason);
     }

@@ -22,12 +22,20 @@ export const FRAME_MARK = 0x1e;
 /** `FRAME_MARK` as a one-character string. */
 export const FRAME_MARK_CHAR = "\u001e";
 
-/** Frame kinds: the character after FRAME_MARK. */
+/**
+ * Frame kinds: the character after FRAME_MARK. The protocol is symmetric: either end may send
+ * calls (a client calls the object; the object calls what the client exposes or passed as a
+ * callback), replies to the other end's calls, releases and cancels.
+ */
 export const FrameKind = {
-  /** Client → server: a batch of calls. "C" */
+  /** A batch of calls made by the sender. "C" */
   Calls: 0x43,
-  /** Server → client: a batch of replies. "R" */
+  /** A batch of replies to calls the receiver made. "R" */
   Replies: 0x52,
+  /** The sender drops references to the receiver's exports: `[[exportId, count], …]`. "X" */
+  Release: 0x58,
+  /** The sender no longer waits for these calls it made: `[callId, …]`. "K" */
+  Cancel: 0x4b,
   /** Client → server heartbeat, answered by the platform without waking the object. "P" */
   Ping: 0x50,
   /** Server → client heartbeat answer. "Q" */
@@ -50,7 +58,8 @@ export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
  *    references). This is the fast path: it costs what JSON costs.
  *  - `ValueTag.Records`: the value is a record table in the `@ungap/structured-clone` layout
  *    (`[[type, payload], …]`, root at index 0, references by index) with dorpc's extensions
- *    for -0/NaN/±Infinity, sparse arrays, bytes, boxed primitives and full Error values.
+ *    for -0/NaN/±Infinity, sparse arrays, bytes, boxed primitives, full Error values and
+ *    references (see `RefRecord`).
  */
 export const ValueTag = { Json: 0, Records: 1 } as const;
 export type ValueTag = (typeof ValueTag)[keyof typeof ValueTag];
@@ -58,15 +67,41 @@ export type ValueTag = (typeof ValueTag)[keyof typeof ValueTag];
 /**
  * One step of an operation chain.
  *  - a string: read that property;
- *  - an array: call the member read by the previous step. `[ValueTag.Json, ...args]` carries
- *    the arguments inline as JSON; `[ValueTag.Records, records]` carries the arguments array
- *    as a record table.
+ *  - an array: call the member read by the previous step (or the call's target itself, when
+ *    the chain starts with a call). `[ValueTag.Json, ...args]` carries the arguments inline as
+ *    JSON; `[ValueTag.Records, records]` carries the arguments array as a record table.
  */
 export type ChainStep = string | ApplyStep;
 export type ApplyStep = [typeof ValueTag.Json, ...unknown[]] | [typeof ValueTag.Records, RecordTable];
 
-/** A call: `[id, chain]`. Ids are positive integers, unique among a connection's pending calls. */
-export type CallEnvelope = [id: number, chain: ChainStep[]];
+/**
+ * A call: `[id, chain]`, `[id, chain, target]` or `[id, chain, target, flags]`.
+ *  - `id`: a positive integer the reply will carry, unique among the sender's unanswered calls
+ *    on this connection (a client never reuses one in its whole session: see `CallFlags.Retry`);
+ *    `0` for a notification, which gets no reply at all (broadcasts).
+ *  - `chain`: non-empty. From the root, it starts with a member name.
+ *  - `target`, where the chain starts (default 0):
+ *      `0`  the receiver's root (the Durable Object; on a client, what it `expose`s);
+ *      `n > 0` the receiver's export `n` (a stub it handed out earlier);
+ *      `n < 0` the result of the sender's call `-n` made earlier *in the same frame*
+ *              (promise pipelining: the receiver runs that call first, then this one on its
+ *              result, without a round trip).
+ *  - `flags`: a bit set of `CallFlags`.
+ */
+export type CallEnvelope =
+  | [id: number, chain: ChainStep[]]
+  | [id: number, chain: ChainStep[], target: number]
+  | [id: number, chain: ChainStep[], target: number, flags: number];
+
+/** Bits of a call envelope's `flags`. */
+export const CallFlags = {
+  /**
+   * The call was sent before, on a connection that closed before its reply arrived. The
+   * receiver answers from its call record instead of running it again (exactly once), or
+   * refuses if it cannot tell.
+   */
+  Retry: 1,
+} as const;
 
 /** Body of a `FrameKind.Calls` frame. */
 export type CallsBody = CallEnvelope[];
@@ -100,6 +135,29 @@ export type ReplyEnvelope =
 
 /** Body of a `FrameKind.Replies` frame. */
 export type RepliesBody = ReplyEnvelope[];
+
+/** Body of a `FrameKind.Release` frame: `[exportId, count]` pairs. */
+export type ReleaseBody = [exportId: number, count: number][];
+
+/** Body of a `FrameKind.Cancel` frame: ids of calls the sender made and gave up on. */
+export type CancelBody = number[];
+
+/**
+ * Reference records: dorpc's record types for values that travel by reference, not by copy.
+ * They only appear in record tables (never on the JSON fast path).
+ *  - `[20, [callId, ...names]]` PIPELINE: the result of the sender's call `callId`, made earlier
+ *    in the same frame, then these property reads on it.
+ *  - `[21, [exportId, kind]]` EXPORT: a stub for the sender's export `exportId`; `kind` 0 is a
+ *    function, 1 an object (an `RpcTarget`). Every occurrence is one reference the receiver
+ *    holds until it sends `Release` for it.
+ *  - `[22, exportId]` RETURN: the receiver's own export `exportId`, handed back (the receiver
+ *    uses its original object).
+ */
+export const RefRecord = { Pipeline: 20, Export: 21, Return: 22 } as const;
+export type RefRecord = (typeof RefRecord)[keyof typeof RefRecord];
+
+/** `kind` of an EXPORT record. */
+export const ExportKind = { Function: 0, Object: 1 } as const;
 
 /** A record: `[type, payload]`. See codec.ts for the types and their payloads. */
 export type WireRecord = [type: number, payload?: unknown];

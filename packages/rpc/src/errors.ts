@@ -18,8 +18,12 @@
  * | `LIMIT`        | a receive-side limit was exceeded (size, depth, pending calls, …)        |
  * | `PROTOCOL`     | a frame broke the protocol (bad id, wrong frame kind, bad chain)         |
  * | `TIMEOUT`      | no reply arrived within the call's timeout                              |
- * | `DISCONNECTED` | the connection closed before the reply arrived                           |
+ * | `CONNECT_FAILED` | the connection never opened (wrong URL or route, refused Origin, …)    |
+ * | `DISCONNECTED` | the connection closed before the reply and the outcome cannot be known   |
  * | `DISPOSED`     | the client was disposed before or during the call                        |
+ * | `RELEASED`     | a call on a stub or callback that was disposed or not kept past its call |
+ * | `REFERENCE_LOST` | a stub from a connection that closed, or an object that was evicted    |
+ * | `EXPIRED`      | a resent call whose delivery record expired, so it was not run again     |
  * | `BAD_OPTION`   | an option passed to a dorpc function is invalid                         |
  * | `INTERNAL`     | dorpc itself failed unexpectedly (a bug: please report it)               |
  */
@@ -31,8 +35,12 @@ export const RPC_ERROR_CODES = [
   "LIMIT",
   "PROTOCOL",
   "TIMEOUT",
+  "CONNECT_FAILED",
   "DISCONNECTED",
   "DISPOSED",
+  "RELEASED",
+  "REFERENCE_LOST",
+  "EXPIRED",
   "BAD_OPTION",
   "INTERNAL",
 ] as const;

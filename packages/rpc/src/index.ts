@@ -12,6 +12,15 @@
  */
 export { createRpcClient, withCallOptions, type RpcClientOptions } from "./client.js";
 
+/** Dispose a client or a stub where `Symbol.dispose` does not exist (Safari). */
+export { rpcDispose } from "./client.js";
+
+/**
+ * Mark a class whose instances travel by reference: pass one as an argument (or expose it) and
+ * the other end gets a stub whose calls come back to it.
+ */
+export { RpcTarget } from "./rpc-target.js";
+
 /** Connection state, state changes and waiting for "open", for one client. */
 export { rpcConnection, type RpcConnection } from "./client.js";
 
@@ -27,7 +36,20 @@ export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
 /** The transport interface, for custom channels (and its WebSocket implementation's types). */
 export type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 export type { WebSocketConstructor, WebSocketLike } from "./websocket-transport.js";
-export type { CallOptions, ConnectionState, ReconnectOptions, HeartbeatOptions } from "./session.js";
+export type { ConnectionState, ReconnectOptions, HeartbeatOptions } from "./session.js";
+export type { CallOptions } from "./proxy.js";
 
 /** Client types: what `createRpcClient<T>` exposes. */
-export type { RpcClient, RpcPromise, Remote, Sendable, ReservedMember } from "./types.js";
+export type {
+  RpcClient,
+  RpcPromise,
+  RpcStub,
+  Remote,
+  Arrived,
+  Param,
+  Params,
+  Pipeline,
+  Sendable,
+  ReservedMember,
+  StubMember,
+} from "./types.js";

@@ -32,6 +32,13 @@ export interface RpcLimits {
    * identity. Default 10,000,000.
    */
   maxExpandedNodes: number;
+  /**
+   * Most objects and functions one end hands out by reference on a connection (stubs the peer
+   * holds and has not released). Bounds the memory a peer can pin by never releasing. Default 10,000.
+   */
+  maxExports: number;
+  /** Most references to the peer's objects and functions one end holds on a connection. Default 10,000. */
+  maxImports: number;
 }
 
 /** The defaults, frozen. Both ends use them unless told otherwise. */
@@ -46,6 +53,8 @@ export const DEFAULT_LIMITS: Readonly<RpcLimits> = Object.freeze({
   maxRegExpSource: 10_000,
   maxBlobs: 4096,
   maxExpandedNodes: 10_000_000,
+  maxExports: 10_000,
+  maxImports: 10_000,
 });
 
 const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof RpcLimits)[];

@@ -13,6 +13,9 @@ export {
   withRpc,
   handleRpcRequest,
   handleRpcMessage,
+  handleRpcClose,
+  rpcSocketInfo,
+  type RpcSocketInfo,
   RPC_SOCKET_TAG,
   type RpcAttachment,
 } from "./durable-object.js";
@@ -33,3 +36,6 @@ export type { AccessOptions } from "./access.js";
 /** Shared with the client entry, re-exported for convenience on the server. */
 export { RpcError, type RpcErrorCode } from "./errors.js";
 export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
+
+/** A client's function or object the object received by reference (a callback): see `RpcStub`. */
+export type { RpcStub } from "./types.js";

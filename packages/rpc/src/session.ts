@@ -1,41 +1,34 @@
 /**
- * The client side of one logical connection: ids, pending calls, batching, timeouts, replies,
- * reconnection and heartbeats. It speaks to the network only through an `RpcTransport`
- * (transport.ts).
+ * A client's session: one logical link to one Durable Object across any number of connections.
+ * It owns the transport lifecycle (connect, reconnect with backoff, heartbeats, state), the caller
+ * half that outlives connections (its calls wait while reconnecting), the client's exports
+ * (functions and objects it passed by reference) and what it exposes to the object. Each open
+ * transport gets a fresh `Connection` (connection.ts) for everything per connection.
  *
  * Invariants:
- *  - Every call settles exactly once: by its reply, its timeout, its abort signal, the
- *    connection closing (`DISCONNECTED`) or disposal (`DISPOSED`), whichever comes first. A reply
- *    that arrives after that is ignored.
- *  - A call is either *queued* (not yet handed to a transport) or *sent*. Queued calls wait for
- *    an open connection, in order, and are sent exactly once. Sent calls that lose their
- *    connection are rejected with `DISCONNECTED` and never replayed — the Durable Object may
- *    already have run them — unless the caller marked them `idempotent`, in which case they are
- *    queued again (at most `retries` times).
- *  - Calls queued in the same microtask leave in one frame, in the order they were made. A frame
- *    carries at most one call with binary blobs (blob indexes are per call), so a call's encoded
- *    form never has to be rewritten.
- *  - Arguments are encoded when the call is queued (when the chain is awaited), so later
- *    mutation of an argument does not change what is sent.
- *  - `queued + sent ≤ limits.maxPendingCalls`: memory stays bounded however fast calls are made.
+ *  - Calls made while no connection is open are queued (bounded by `limits.maxPendingCalls`) and
+ *    sent, in order, when one opens.
+ *  - A call sent on a connection that closes before its reply is rejected with `DISCONNECTED`
+ *    (the object may have run it), unless it was marked idempotent: then it is sent again on the
+ *    next connection, at most `retries` times.
+ *  - Stubs of a closed connection are dead (`REFERENCE_LOST`); the client's own exports are
+ *    forgotten by the object and given fresh references when sent again.
  *
  * Internal module.
  */
-import { decodeContext, fromRecords, isJsonSafe, readValue, toRecords } from "./codec.js";
-import { type ChainStep, CloseCode, FrameKind, HEARTBEAT_PING, type RawFrame, ReplyStatus } from "./envelopes.js";
-import { isRpcErrorCode, RpcError } from "./errors.js";
-import { readFrame, writeFrame, type IncomingData } from "./frame.js";
+import { Caller } from "./caller.js";
+import type { RootRule } from "./chain.js";
+import { Connection } from "./connection.js";
+import type { AccessPolicy } from "./access.js";
+import { CloseCode, HEARTBEAT_PING } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
+import type { OutgoingCall } from "./outgoing-call.js";
+import { ExportTable } from "./references.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
-/** One link of an operation chain as the proxy builds it: a property read or a call. */
-export interface ChainNode {
-  readonly parent: ChainNode | undefined;
-  /** Property name for a read; `undefined` for a call. */
-  readonly key: string | undefined;
-  /** Arguments for a call. */
-  readonly args: readonly unknown[] | undefined;
-}
+export type { CallOptions } from "./proxy.js";
 
 /** Reconnection after an unexpected close: capped, jittered exponential backoff. */
 export interface ReconnectOptions {
@@ -75,40 +68,10 @@ export interface SessionOptions {
   highWaterMark: number;
   /** Give up on a connection attempt that has neither opened nor failed after this many ms. */
   connectTimeout: number;
-}
-
-/** Per-call options; see `withCallOptions`. */
-export interface CallOptions {
-  /** Timeout in ms for this call; 0 disables. */
-  timeout?: number;
-  /** Abort the call: it rejects with the signal's reason and its reply is ignored. */
-  signal?: AbortSignal;
-  /**
-   * The call may safely run twice: if its connection drops before the reply, send it again on
-   * the next connection instead of rejecting with `DISCONNECTED`.
-   */
-  idempotent?: boolean;
-  /** How many times an idempotent call may be re-sent. Default 3. */
-  retries?: number;
-}
-
-interface Pending {
-  readonly id: number;
-  /** The call envelope, `[id, chain]`, as JSON. */
-  readonly json: string;
-  /** Blobs its records refer to (indexes start at 0 for each call). */
-  readonly blobs: Uint8Array[];
-  resolve(value: unknown): void;
-  reject(reason: unknown): void;
-  /** When the call times out (ms since epoch), or 0 for never. */
-  deadline: number;
-  /** The timeout it was given, for the error message. */
-  timeout: number;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-  /** Re-sends left for an idempotent call; 0 otherwise. */
-  retries: number;
-  sent: boolean;
+  /** What the object may call on this client (its `expose` option), and how it is reached. */
+  expose: { root: object | undefined; rule: RootRule; policy: AccessPolicy };
+  /** A failure nobody else will see: a call nobody awaited, a push that threw. */
+  onError: (error: unknown, what: string) => void;
 }
 
 const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
@@ -123,12 +86,10 @@ const unref = (timer: ReturnType<typeof setTimeout>) => {
 export class ClientSession implements TransportHandler {
   private _state: ConnectionState = "idle";
   private transport: RpcTransport | undefined;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
-  /** Calls not yet handed to a transport, in order. */
-  private queue: Pending[] = [];
-  private flushScheduled = false;
-  private readonly flushBound = () => this.flush();
+  /** The open connection, or the one being opened. */
+  private conn: Connection | undefined;
+  readonly caller: Caller;
+  readonly exports: ExportTable;
   private readonly listeners = new Set<(state: ConnectionState) => void>();
   private attempt = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -140,12 +101,30 @@ export class ClientSession implements TransportHandler {
   private pingSentAt = 0;
   /** Why the last connection ended, for `DISCONNECTED` messages. */
   private lastClose: { code: number; reason: string } | undefined;
-  /** Why this client closed the connection itself, when it refused a reply frame. */
-  private refusedReply: RpcError | undefined;
+  /** Why this client closed the connection itself, when it refused a frame. */
+  private refused: RpcError | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
   private everOpened = false;
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    this.exports = new ExportTable(options.limits.maxExports, "This client");
+    this.caller = new Caller({
+      timeout: options.timeout,
+      limits: options.limits,
+      label: options.label,
+      exports: this.exports,
+      onUnobservedError: (error) => options.onError(error, "a call that was never awaited"),
+      refuse: () => (this._state === "disposed" ? this.disposedError() : undefined),
+      onQueued: () => {
+        if (this._state === "idle") this.connect();
+      },
+      congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
+    });
+  }
+
+  get label(): string {
+    return this.options.label;
+  }
 
   get state(): ConnectionState {
     return this._state;
@@ -157,7 +136,12 @@ export class ClientSession implements TransportHandler {
 
   /** Calls queued or waiting for a reply. */
   get pendingCount(): number {
-    return this.pending.size;
+    return this.caller.pending.size;
+  }
+
+  /** The open connection, if any (tests, diagnostics). */
+  get connection(): Connection | undefined {
+    return this._state === "open" ? this.conn : undefined;
   }
 
   /** Subscribes to state changes; returns the unsubscribe function. */
@@ -200,101 +184,51 @@ export class ClientSession implements TransportHandler {
     return new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`);
   }
 
-  /** Sends the chain ending at `node`; settles through `resolve`/`reject` exactly once. */
-  call(node: ChainNode, resolve: (value: unknown) => void, reject: (reason: unknown) => void, callOptions?: CallOptions): void {
-    if (this._state === "disposed") {
-      reject(this.disposedError());
-      return;
-    }
-    const signal = callOptions?.signal;
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const { limits } = this.options;
-    if (this.pending.size >= limits.maxPendingCalls) {
-      reject(
-        new RpcError(
-          "LIMIT",
-          `${this.pending.size} calls are already queued or waiting for a reply on ${this.options.label} (limits.maxPendingCalls).`,
-        ),
-      );
-      return;
-    }
-
-    const id = this.nextId++;
-    const blobs: Uint8Array[] = [];
-    let json: string;
-    try {
-      json = JSON.stringify([id, this.encodeChain(node, blobs)]);
-    } catch (error) {
-      reject(error instanceof RpcError ? error : new RpcError("ENCODE", `Cannot encode the call: ${String(error)}`, { cause: error }));
-      return;
-    }
-
-    const entry: Pending = {
-      id,
-      json,
-      blobs,
-      resolve,
-      reject,
-      deadline: 0,
-      timeout: 0,
-      signal,
-      onAbort: undefined,
-      retries: callOptions?.idempotent ? (callOptions.retries ?? 3) : 0,
-      sent: false,
-    };
-    const timeout = callOptions?.timeout ?? this.options.timeout;
-    if (timeout > 0) {
-      entry.timeout = timeout;
-      entry.deadline = Date.now() + timeout;
-      this.armDeadlines(entry.deadline);
-    }
-    if (signal) {
-      entry.onAbort = () => this.settle(id)?.reject(signal.reason);
-      signal.addEventListener("abort", entry.onAbort, { once: true });
-    }
-    this.pending.set(id, entry);
-    this.enqueue(entry);
-    if (this._state === "idle") this.connect();
+  /** Makes a call through this session (tests use it directly; users go through the proxy). */
+  call(...args: Parameters<Caller["call"]>): OutgoingCall {
+    return this.caller.call(...args);
   }
 
-  private enqueue(entry: Pending): void {
-    // Calls settled while queued (timeout, abort) are skipped at flush; compact now and then so
-    // a long reconnection with timing-out calls cannot grow the queue without bound.
-    if (this.queue.length >= this.options.limits.maxPendingCalls) this.queue = this.queue.filter((e) => this.pending.get(e.id) === e);
-    this.queue.push(entry);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      queueMicrotask(this.flushBound);
-    }
-  }
-
-  private encodeChain(node: ChainNode, blobs: Uint8Array[]): ChainStep[] {
-    let length = 0;
-    for (let n: ChainNode | undefined = node; n; n = n.parent) length++;
-    if (length > this.options.limits.maxChainLength) {
-      throw new RpcError(
-        "ENCODE",
-        `The chain has ${length} steps, more than limits.maxChainLength (${this.options.limits.maxChainLength}).`,
-      );
-    }
-    const steps: ChainStep[] = new Array(length);
-    for (let n: ChainNode | undefined = node; n; n = n.parent) {
-      const args = n.args;
-      if (args === undefined) steps[--length] = n.key!;
-      else if (isJsonSafe(args)) steps[--length] = [0, ...args];
-      else steps[--length] = [1, toRecords(args, { blobs, stack: true })];
-    }
-    return steps;
-  }
+  // ---------------------------------------------------------------------------------------------
+  // Connecting
+  // ---------------------------------------------------------------------------------------------
 
   private connect(): void {
     if (this._state === "disposed") return;
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     const transport = this.options.transport(this);
     this.transport = transport;
+    const { expose } = this.options;
+    const conn = new Connection(
+      {
+        send: (frame) => transport.send(frame),
+        close: (code, reason) => transport.close(code, reason),
+      },
+      {
+        limits: this.options.limits,
+        key: this,
+        caller: this.caller,
+        exports: this.exports,
+        answerPings: false,
+        callee: {
+          root: expose.root,
+          rootRule: expose.rule,
+          label: "this client",
+          policy: expose.policy,
+          limits: this.options.limits,
+          sequential: false,
+          exposeErrorStack: false,
+          isPlatformState: () => false,
+          onNotificationError: (error) => this.options.onError(error, "a push from the object"),
+        },
+        onUnreadable: (error) => {
+          // The object sent something unreadable: this connection cannot be trusted any more.
+          this.refused = error;
+          transport.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, error.message.slice(0, 120));
+        },
+      },
+    );
+    this.conn = conn;
     // An attempt can hang (a proxy that accepted the TCP connection and never answers): bound it,
     // so the attempt fails into the normal close → backoff → retry path.
     const giveUp = setTimeout(() => {
@@ -311,7 +245,8 @@ export class ClientSession implements TransportHandler {
         this.setState("open");
         this.armStable();
         this.armHeartbeat();
-        this.flush();
+        this.caller.attach(conn);
+        this.caller.flush();
       },
       () => {
         clear(giveUp);
@@ -320,169 +255,53 @@ export class ClientSession implements TransportHandler {
     );
   }
 
-  /** Sends every queued call that is still pending, in order. */
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this._state !== "open" || this.queue.length === 0) return;
-    const transport = this.transport!;
-    if ((transport.bufferedAmount ?? 0) > this.options.highWaterMark) {
-      // Backpressure: keep calls queued (bounded by maxPendingCalls) until the socket drains.
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setTimeout(this.flushBound, 5);
-      }
-      return;
-    }
-    const queue = this.queue;
-    this.queue = [];
-    let parts: string[] = [];
-    let blobs: Uint8Array[] = [];
-    const send = () => {
-      if (parts.length === 0) return;
-      const body = parts.length === 1 ? `[${parts[0]}]` : `[${parts.join(",")}]`;
-      transport.send(writeFrame(FrameKind.Calls, body, blobs));
-      parts = [];
-      blobs = [];
-    };
-    for (const entry of queue) {
-      if (this.pending.get(entry.id) !== entry) continue; // settled while queued
-      if (entry.blobs.length > 0) {
-        if (blobs.length > 0) send();
-        blobs = entry.blobs;
-      }
-      entry.sent = true;
-      parts.push(entry.json);
-    }
-    send();
-  }
-
-  /**
-   * One timer for all call timeouts, armed for the earliest deadline: a timer per call cost
-   * about a third of the client's own CPU per call. When it fires it rejects every call whose
-   * deadline passed and re-arms for the next one.
-   */
-  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-  private deadlineAt = Infinity;
-
-  private armDeadlines(deadline: number): void {
-    if (deadline >= this.deadlineAt) return;
-    clear(this.deadlineTimer);
-    this.deadlineAt = deadline;
-    // Unref'd: the socket keeps a process alive while calls wait; this timer must not keep it
-    // alive once they are done.
-    this.deadlineTimer = unref(setTimeout(() => this.expire(), Math.max(0, deadline - Date.now())));
-  }
-
-  private expire(): void {
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const entry of [...this.pending.values()]) {
-      if (entry.deadline === 0) continue;
-      if (entry.deadline <= now) {
-        this.settle(entry.id)?.reject(new RpcError("TIMEOUT", `No reply from ${this.options.label} within ${entry.timeout} ms.`));
-      } else if (entry.deadline < next) {
-        next = entry.deadline;
-      }
-    }
-    if (next !== Infinity) this.armDeadlines(next);
-  }
-
-  /** Removes and returns the pending entry for `id`, clearing its abort listener. */
-  private settle(id: number): Pending | undefined {
-    const entry = this.pending.get(id);
-    if (!entry) return undefined;
-    this.pending.delete(id);
-    if (this.pending.size === 0 && this.deadlineTimer !== undefined) {
-      clear(this.deadlineTimer);
-      this.deadlineTimer = undefined;
-      this.deadlineAt = Infinity;
-    }
-    if (entry.onAbort) entry.signal!.removeEventListener("abort", entry.onAbort);
-    return entry;
-  }
-
   onMessage(data: IncomingData): void {
     this.lastReceived = Date.now();
     this.pingSentAt = 0;
-    let frame: RawFrame | undefined;
-    try {
-      frame = readFrame(data, this.options.limits);
-      if (frame && frame.kind === FrameKind.Pong) return;
-      if (frame && frame.kind !== FrameKind.Replies) throw new RpcError("PROTOCOL", "Server sent a frame that is not a reply frame.");
-      if (frame && !Array.isArray(frame.body)) throw new RpcError("PROTOCOL", "Reply frame body is not an array.");
-    } catch (error) {
-      // The server sent something unreadable: this connection cannot be trusted any more.
-      const e = error as RpcError;
-      this.refusedReply = e;
-      this.transport?.close(e.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, e.message.slice(0, 120));
-      return;
-    }
-    if (!frame) return; // not a dorpc frame: the Durable Object's own traffic
-    const ctx = decodeContext(frame.blobs, this.options.limits);
-    for (const reply of frame.body as unknown[]) {
-      if (!Array.isArray(reply) || typeof reply[0] !== "number") continue;
-      const entry = this.settle(reply[0]);
-      if (!entry) continue; // timed out, aborted, or never ours
-      try {
-        switch (reply.length === 1 ? -1 : reply[1]) {
-          case -1:
-            entry.resolve(undefined);
-            break;
-          case ReplyStatus.OkJson:
-          case ReplyStatus.OkRecords:
-            entry.resolve(readValue(reply[1], reply[2], ctx));
-            break;
-          case ReplyStatus.Threw:
-            entry.reject(fromRecords(reply[2], ctx));
-            break;
-          case ReplyStatus.Failed: {
-            const code = isRpcErrorCode(reply[2]) ? reply[2] : "INTERNAL";
-            entry.reject(new RpcError(code, typeof reply[3] === "string" ? reply[3] : "The server failed without a message."));
-            break;
-          }
-          default:
-            entry.reject(new RpcError("PROTOCOL", `Reply with unknown status ${String(reply[1])}.`));
-        }
-      } catch (error) {
-        entry.reject(error);
-      }
-    }
+    this.conn?.receive(data);
   }
 
   onClose(code: number, reason: string): void {
+    const conn = this.conn;
+    this.conn = undefined;
     this.transport = undefined;
     this.lastClose = { code, reason };
     this.clearTimers();
+    if (conn) {
+      conn.end({
+        code: "REFERENCE_LOST",
+        message: `This stub came from a connection to ${this.options.label} that closed (code ${code}); stubs do not survive a reconnect. Get a new one.`,
+      });
+    }
     if (this._state === "disposed") return;
-    const refused = this.refusedReply;
-    this.refusedReply = undefined;
+    const refused = this.refused;
+    this.refused = undefined;
     const error = new RpcError(
       "DISCONNECTED",
       refused
-        ? `The client closed its connection to ${this.options.label} because it refused a reply frame (${refused.code}: ${refused.message})`
+        ? `The client closed its connection to ${this.options.label} because it refused a frame (${refused.code}: ${refused.message})`
         : disconnectMessage(this.options.label, code, reason),
       refused ? { cause: refused } : undefined,
     );
-    // Sent calls: reject (or re-queue if idempotent). Queued calls stay queued for the next connection.
-    const requeue: Pending[] = [];
-    for (const entry of [...this.pending.values()]) {
-      if (!entry.sent) continue;
-      if (entry.retries > 0) {
-        entry.retries--;
-        entry.sent = false;
-        requeue.push(entry);
-      } else {
-        this.settle(entry.id)!.reject(error);
-      }
+    // Sent calls: reject (or queue again if idempotent). Queued calls stay queued.
+    if (conn) {
+      this.caller.connectionLost(
+        conn,
+        (call) => {
+          if (call.retries > 0) {
+            call.retries--;
+            return "resend";
+          }
+          return "fail";
+        },
+        () => error,
+      );
     }
-    this.queue = [...requeue, ...this.queue];
+    this.exports.peerLost();
     if (this.options.reconnect === false || !this.everOpened) {
       // Nothing to resume (the first connection never opened, or reconnection is off): queued
       // calls fail now rather than wait for their timeouts; the next call connects again.
-      for (const entry of this.queue) this.settle(entry.id)?.reject(error);
-      this.queue = [];
+      this.caller.failQueued(error);
       this.attempt = 0;
       this.setState("idle");
       return;
@@ -502,7 +321,7 @@ export class ClientSession implements TransportHandler {
         if (this._state === "reconnecting") this.connect();
       }, delay),
     );
-    if (this.pending.size > 0) {
+    if (this.caller.pending.size > 0) {
       // Keep the process alive while calls wait for the connection.
       (this.reconnectTimer as { ref?: () => void }).ref?.();
     }
@@ -563,16 +382,15 @@ export class ClientSession implements TransportHandler {
   dispose(): void {
     if (this._state === "disposed") return;
     clear(this.reconnectTimer);
-    clear(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
+    this.caller.stopTimers();
     this.clearTimers();
     this.setState("disposed");
-    const error = new RpcError("DISPOSED", `The client for ${this.options.label} was disposed while the call was waiting.`);
-    for (const id of [...this.pending.keys()]) this.settle(id)!.reject(error);
-    this.queue = [];
+    this.caller.failAll(new RpcError("DISPOSED", `The client for ${this.options.label} was disposed while the call was waiting.`));
     const transport = this.transport;
+    const conn = this.conn;
     this.transport = undefined;
+    this.conn = undefined;
+    conn?.end({ code: "RELEASED", message: `The client for ${this.options.label} was disposed; its stubs went with it.` });
     transport?.close(CloseCode.Normal, "client disposed");
     this.listeners.clear();
   }

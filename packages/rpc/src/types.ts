@@ -1,10 +1,12 @@
 /**
  * The client's static types: what `createRpcClient<T>` exposes for a Durable Object class `T`.
  *
- * The mapping mirrors what the server lets through (access.ts): public members of the user's
- * class, minus `ctx`, `env`, lifecycle methods and `_`-prefixed names; every method returns a
- * promise; parameters and results that the wire cannot carry turn into `never`, so a wrong
- * call fails to compile instead of failing at run time.
+ * The mapping mirrors what the other end lets through (access.ts): public members of the user's
+ * class, minus `ctx`, `env`, lifecycle methods and `_`-prefixed names; every method returns an
+ * `RpcPromise` (a promise of the result that is also a pipelining handle on it); results arrive
+ * as `Arrived<T>` (an `RpcTarget` or a function becomes an `RpcStub`); parameters accept the
+ * value, a pending result of it, or a stub of it (`Param<T>`); what the wire cannot carry turns
+ * into `never`, so a wrong call fails to compile instead of failing at run time.
  */
 
 /** Members never reachable over RPC, whatever the class declares. */
@@ -31,23 +33,34 @@ export type ReservedMember =
   | "caller"
   | "arguments";
 
-/** Values the wire carries (the structured clone types plus Error). */
+/** Values the wire carries as themselves. */
 export type Primitive = string | number | boolean | bigint | null | undefined;
 
 /** Built-in objects that cross the wire as themselves. */
 export type WireBuiltin = Date | RegExp | Error | ArrayBuffer | ArrayBufferView | String | Number | Boolean;
 
+type AnyFunction = (...args: never[]) => unknown;
+
+/** The brand of `RpcTarget` instances (declared on the class). */
+type Target = { readonly __dorpcRpcTarget: true };
+
+/** Built-in objects that are neither data nor something dorpc passes by reference. */
+type Uncloneable = WeakMap<object, unknown> | WeakSet<object> | WeakRef<object> | PromiseLike<unknown>;
+
+declare const PENDING: unique symbol;
+declare const STUB: unique symbol;
+
 /**
- * `T` when values of type `T` can cross the wire, otherwise `never`. Functions, symbols and
- * RpcTarget instances (which are reachable through chains but not sendable) are refused.
+ * `T` when values of type `T` can cross the wire by value, otherwise `never`. (Functions and
+ * `RpcTarget`s cross by reference: see `Param` and `Arrived`.)
  */
 export type Sendable<T> = unknown extends T
   ? T // `unknown` / `any` (e.g. a generic parameter): checked at run time instead
   : T extends Primitive
     ? T
-    : T extends symbol | ((...args: never[]) => unknown)
+    : T extends symbol | AnyFunction
       ? never
-      : T extends { readonly __dorpcRpcTarget: true }
+      : T extends Target
         ? never
         : T extends WireBuiltin
           ? T
@@ -81,30 +94,125 @@ export type PublicKeys<T> = {
   [K in keyof T]: K extends string ? (K extends ReservedMember | `_${string}` ? never : K) : never;
 }[keyof T];
 
+// ---------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------
+
 /**
- * An awaitable step of a chain: awaiting it runs the whole chain in one round trip and yields
- * the result; reading a property or calling a method extends the chain instead.
+ * What a value of type `T` is when it arrives: data as itself, an `RpcTarget` or a function as an
+ * `RpcStub` (calls on it go back to the original), anything that cannot travel as `never`.
  */
-export type RpcPromise<V> = [V] extends [never] ? Promise<never> : Promise<Sendable<V>> & RemoteMembers<NonNullable<V>>;
+export type Arrived<T> = unknown extends T
+  ? T
+  : T extends Primitive | void
+    ? T
+    : T extends symbol
+      ? never
+      : T extends { readonly [STUB]: unknown }
+        ? T
+        : T extends AnyFunction | Target
+          ? RpcStub<T>
+          : T extends WireBuiltin
+            ? T
+            : T extends Map<infer K, infer V>
+              ? Map<Arrived<K>, Arrived<V>>
+              : T extends Set<infer V>
+                ? Set<Arrived<V>>
+                : T extends readonly unknown[]
+                  ? { -readonly [K in keyof T]: Arrived<T[K]> }
+                  : T extends object
+                    ? { [K in keyof T]: Arrived<T[K]> }
+                    : never;
 
-/** What can be reached *through* a value of type `V` (data properties, RpcTarget methods). */
-export type RemoteMembers<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
+/**
+ * A pending result: a promise of the value as it arrives *and* a handle to use it before it
+ * arrives. Reading a property or calling a method on it pipelines (same frame, no extra round
+ * trip); passing it as an argument passes the eventual value.
+ */
+export type RpcPromise<V> = [V] extends [never]
+  ? Promise<never>
+  : Promise<Arrived<V>> & Pipeline<NonNullable<V>> & { readonly [PENDING]: V };
+
+/** What can be reached *through* a pending value of type `V`. */
+export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
   ? unknown
-  : V extends readonly unknown[]
-    ? { readonly [index: number]: Remote<V[number]> }
-    : V extends object
-      ? { readonly [K in PublicKeys<V>]: Remote<V[K]> }
-      : unknown;
+  : V extends { readonly [STUB]: infer S }
+    ? Pipeline<S>
+    : (V extends AnyFunction ? (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>> : unknown) &
+        (V extends readonly unknown[]
+          ? { readonly [index: number]: Remote<V[number]> }
+          : V extends object
+            ? { readonly [K in PublicKeys<V>]: Remote<V[K]> }
+            : unknown);
 
-/** A member as the client sees it: methods return chains, everything else is a chain. */
-export type Remote<V> = V extends (...args: infer A) => infer R
-  ? (...args: SendableArgs<A>) => RpcPromise<Awaited<R>>
+/** A member as the client sees it: methods return pending results, everything else is one. */
+export type Remote<V> = V extends AnyFunction
+  ? (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>>
   : RpcPromise<Awaited<V>>;
 
-type SendableArgs<A extends unknown[]> = { [I in keyof A]: Sendable<A[I]> };
+// ---------------------------------------------------------------------------------------------
+// Stubs
+// ---------------------------------------------------------------------------------------------
+
+/** Stub members that are not the remote object's: dorpc's own. */
+export type StubMember = "dup";
+
+/**
+ * The other end's object or function, held by reference: calls on it go to the original. Dispose
+ * it when done (`using`, `[Symbol.dispose]()`, or `rpcDispose(stub)` where symbols are missing);
+ * `dup()` makes another holder with its own lifetime. A callback a method receives as an argument
+ * is a stub too, released when the method returns unless it was `dup()`ed.
+ */
+export type RpcStub<T> = (T extends AnyFunction ? (...args: Params<Parameters<T>>) => RpcPromise<Awaited<ReturnType<T>>> : unknown) &
+  (T extends AnyFunction ? unknown : { readonly [K in Exclude<PublicKeys<T>, StubMember>]: Remote<T[K]> }) & {
+    /** Another holder of the same remote object, disposed independently. */
+    dup(): RpcStub<T>;
+    readonly [STUB]: T;
+  } & Disposable;
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What a client may pass for a parameter declared as `T`: the value itself, a pending result of
+ * it (pipelined), or, for an `RpcTarget` or a function, a stub of it or a local one (which
+ * travels by reference). A parameter declared as `RpcStub<F>` accepts a plain function `F`.
+ */
+export type Param<T> = unknown extends T ? T : Accepted<T> | { readonly [PENDING]: T };
+
+type Accepted<T> = T extends Primitive
+  ? T
+  : T extends symbol
+    ? never
+    : T extends { readonly [STUB]: infer S }
+      ? Accepted<S>
+      : T extends Uncloneable
+        ? never
+        : T extends AnyFunction
+          ? // One signature (a stub of such a function fits it too), so a lambda's parameters are inferred.
+            (...args: Parameters<T>) => Awaited<ReturnType<T>> | Promise<Awaited<ReturnType<T>>>
+          : T extends Target
+            ? T | RpcStub<T>
+            : T extends WireBuiltin
+              ? T
+              : T extends Map<unknown, unknown> | Set<unknown>
+                ? Sendable<T>
+                : T extends readonly unknown[]
+                  ? { [K in keyof T]: Param<T[K]> }
+                  : T extends object
+                    ? { [K in keyof T]: Param<T[K]> }
+                    : never;
+
+/** A parameter list mapped through `Param`. */
+export type Params<A> = A extends readonly unknown[] ? { [I in keyof A]: Param<A[I]> } : never;
+
+// ---------------------------------------------------------------------------------------------
+// The client
+// ---------------------------------------------------------------------------------------------
 
 /**
  * The client for a Durable Object of class (or instance type) `T`: every public method and
- * getter as a promise-returning member, plus `Symbol.dispose` / `Symbol.asyncDispose`.
+ * getter as a member returning an `RpcPromise`, plus `Symbol.dispose` / `Symbol.asyncDispose`.
  */
 export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & Disposable & AsyncDisposable;

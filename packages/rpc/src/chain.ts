@@ -1,0 +1,247 @@
+/**
+ * One incoming chain: checked whole before any step runs, then run step by step under the
+ * access policy (access.ts states the rules; this file applies them).
+ *
+ * Where a chain starts decides how its first name is read:
+ *  - the **root** of a Durable Object: a method or getter of the user's class (rule 2);
+ *  - the root a **client exposes** (`expose`): its own methods if it is a plain object, or its
+ *    class's methods (rule 2 stopping at `Object.prototype`);
+ *  - an **export** (a function or `RpcTarget` this end handed out) or a **pipelined result**:
+ *    the value itself. A function there may be called; an `RpcTarget`'s members follow rule 2;
+ *    plain data exposes its own data properties (rule 3).
+ *
+ * Internal module.
+ */
+import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
+import { buildTable, type DecodeContext, readValue, validateTable } from "./codec.js";
+import { RpcError } from "./errors.js";
+import type { RpcLimits } from "./limits.js";
+import { proxyInfo } from "./proxy.js";
+import { RpcTarget } from "./rpc-target.js";
+
+/** A parsed step: a property name, or a call whose arguments are decoded (or still a table). */
+export type Step = string | CallStep;
+export interface CallStep {
+  args: unknown[] | undefined;
+  /** A record table validated at parse time, built when the call runs (it may use pipelined results). */
+  table: unknown;
+}
+
+/** How the first name of a chain is read. */
+export type RootRule = "object" | "expose";
+
+/**
+ * Validates a chain and decodes its JSON arguments before any step runs: shape, length, argument
+ * counts, names (access rule 1). Record-table arguments are validated now and built at run time.
+ * Throws `RpcError`.
+ */
+export function parseChain(
+  chain: unknown,
+  policy: AccessPolicy,
+  limits: RpcLimits,
+  ctx: DecodeContext,
+  label: string,
+  fromRoot: boolean,
+): Step[] {
+  if (!Array.isArray(chain) || chain.length === 0) throw new RpcError("PROTOCOL", "A chain must be a non-empty array of steps.");
+  if (chain.length > limits.maxChainLength) {
+    throw new RpcError("LIMIT", `Chain of ${chain.length} steps exceeds limits.maxChainLength (${limits.maxChainLength}).`);
+  }
+  if (fromRoot && typeof chain[0] !== "string") throw new RpcError("PROTOCOL", "A chain must start with a member name.");
+  const names: string[] = [];
+  const steps: Step[] = new Array(chain.length);
+  for (let i = 0; i < chain.length; i++) {
+    const step: unknown = chain[i];
+    if (typeof step === "string") {
+      names.push(step);
+      steps[i] = step;
+    } else if (Array.isArray(step) && step.length > 0) {
+      steps[i] = { args: undefined, table: undefined };
+    } else {
+      throw new RpcError("PROTOCOL", `Chain step ${i} is neither a member name nor a call.`);
+    }
+  }
+  if (names.length) policy.checkStatic(names, label, fromRoot);
+  for (let i = 0; i < chain.length; i++) {
+    const step = steps[i]!;
+    if (typeof step === "string") continue;
+    const raw = chain[i] as unknown[];
+    if (raw[0] === 0) {
+      if (raw.length - 1 > limits.maxArgs) throw tooManyArgs(raw.length - 1, limits);
+      const args = raw.slice(1);
+      readValue(0, args, ctx);
+      step.args = args;
+    } else if (raw[0] === 1 && raw.length === 2) {
+      validateTable(raw[1], ctx);
+      // The arguments are the table's root: an array record of at most maxArgs entries.
+      const root = (raw[1] as unknown[][])[0]!;
+      if (root[0] !== 1 /* ARRAY */) throw new RpcError("PROTOCOL", `Arguments of chain step ${i} are not an array.`);
+      if ((root[1] as unknown[]).length > limits.maxArgs) throw tooManyArgs((root[1] as unknown[]).length, limits);
+      step.table = raw[1];
+    } else {
+      throw new RpcError("PROTOCOL", `Chain step ${i} has an unknown argument encoding.`);
+    }
+  }
+  return steps;
+}
+
+/**
+ * Builds the record-table arguments of `steps` (after the values they pipeline on are known).
+ * What fails here (an invalid RegExp, a reference that is gone) is dorpc's refusal, not the
+ * method's error: nothing of the call has run yet.
+ */
+export function buildArgs(steps: Step[], ctx: DecodeContext): void {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!;
+    if (typeof step === "string" || step.table === undefined) continue;
+    let args: unknown;
+    try {
+      args = buildTable(step.table, ctx);
+    } catch (error) {
+      if (error instanceof RpcError && !isOwnError(error)) refuse(error);
+      throw error;
+    }
+    step.table = undefined;
+    step.args = args as unknown[];
+  }
+}
+
+function tooManyArgs(count: number, limits: RpcLimits): RpcError {
+  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
+}
+
+/** Errors the dispatcher raises itself (sent as `Failed` with their code, not as thrown values). */
+const ownErrors = new WeakSet<object>();
+
+/** Throws `error` marked as dorpc's own refusal. */
+export function refuse(error: RpcError): never {
+  ownErrors.add(error);
+  throw error;
+}
+
+/** Marks `error` as dorpc's own refusal (it crosses as `Failed`) and returns it. */
+export function ownError(error: RpcError): RpcError {
+  ownErrors.add(error);
+  return error;
+}
+
+/** True for an error `refuse` threw (it crosses as `Failed`, not as a thrown value). */
+export function isOwnError(error: unknown): error is RpcError {
+  return typeof error === "object" && error !== null && ownErrors.has(error);
+}
+
+/** Where a chain is while it runs. */
+export interface Cursor {
+  /** The value the last step produced (at the start: where the chain starts). */
+  value: unknown;
+  /** A method read by the last step and not yet called, with its receiver. */
+  method: Member["fn"] | undefined;
+  receiver: object | undefined;
+  /** How `value` is read at the first step: the root's own rule, or as a value. */
+  rule: RootRule | "value";
+}
+
+/** What a running chain needs to know about its end. */
+export interface ChainEnv {
+  readonly policy: AccessPolicy;
+  /** The Durable Object (or exposed object) whose name appears in errors. */
+  readonly label: string;
+  /** Values that are never stepped into (the object itself, its env, its ctx). */
+  isPlatformState(value: unknown): boolean;
+}
+
+/** Marker: the step resolved a method, now held by the cursor. */
+const METHOD = Symbol("method");
+
+/**
+ * Runs steps from `i`; synchronous until a step returns a promise (or a pipelining handle), then
+ * continues when it settles. `enter`/`leave` bracket each step's synchronous user code.
+ */
+export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv, enter: () => void, leave: () => void): unknown {
+  for (; i < steps.length; i++) {
+    const step = steps[i]!;
+    let produced: unknown;
+    enter();
+    try {
+      if (typeof step === "string") {
+        produced = readStep(cursor, step, env);
+        if (produced === METHOD) continue;
+      } else {
+        produced = callStep(cursor, step.args!, i, env);
+      }
+    } finally {
+      leave();
+    }
+    cursor.rule = "value";
+    if (isAsync(produced)) {
+      const next = i + 1;
+      return Promise.resolve(produced).then((value) => {
+        cursor.value = value;
+        return runSteps(cursor, steps, next, env, enter, leave);
+      });
+    }
+    cursor.value = produced;
+  }
+  if (cursor.method) refuse(new RpcError("NOT_CALLABLE", `The chain ends at a method of ${env.label} without calling it; add the call.`));
+  return cursor.value;
+}
+
+/** A promise, or one of dorpc's handles (a call made through a stub inside the method). */
+export function isAsync(value: unknown): boolean {
+  return value instanceof Promise || (typeof value === "function" && proxyInfo(value)?.kind === "path");
+}
+
+function callStep(cursor: Cursor, args: unknown[], i: number, env: ChainEnv): unknown {
+  const fn = cursor.method;
+  if (fn) {
+    cursor.method = undefined;
+    return fn.apply(cursor.receiver, args);
+  }
+  // A call with no member before it: the value itself must be a function handed out by
+  // reference (an export, or a pipelined result that would have travelled as a stub).
+  const value = cursor.value;
+  if (typeof value === "function" && cursor.rule === "value" && !env.isPlatformState(value)) {
+    return (value as (...a: unknown[]) => unknown)(...args);
+  }
+  return refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${env.label}.`));
+}
+
+/** Access rules 2 and 3 for one property step. */
+function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
+  const { label, policy } = env;
+  if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
+  const holder = cursor.value;
+  if (policy.trusted) {
+    const found = policy.readTrusted(holder, name);
+    if (!found) refuse(notFound(name, label));
+    if (typeof found.value === "function") {
+      cursor.method = found.value as Member["fn"];
+      cursor.receiver = holder as object;
+      return METHOD;
+    }
+    return found.value;
+  }
+  if (cursor.rule === "expose" && typeof holder === "object" && holder !== null && isPlainData(holder)) {
+    // A client's exposed plain object: its own function-valued properties are its methods.
+    const desc = Object.getOwnPropertyDescriptor(holder, name);
+    if (!desc || typeof desc.value !== "function") refuse(notFound(name, label));
+    cursor.method = desc.value as Member["fn"];
+    cursor.receiver = holder;
+    return METHOD;
+  }
+  if (cursor.rule !== "value" || holder instanceof RpcTarget) {
+    const owner = holder as object;
+    const member = findMember(owner, name);
+    // Always the root's name: naming inner classes would tell a prober what it reached.
+    if (!member) refuse(notFound(name, label));
+    if (member.kind === "getter") return member.fn.call(owner);
+    cursor.method = member.fn;
+    cursor.receiver = owner;
+    return METHOD;
+  }
+  if (typeof holder === "object" && holder !== null && isPlainData(holder) && !env.isPlatformState(holder)) {
+    const found = readDataProperty(holder, name);
+    if (found) return found.value;
+  }
+  return refuse(notFound(name, label));
+}

@@ -1,0 +1,351 @@
+/**
+ * One connection, the same on both ends: frames in, routed to the caller half (replies to our
+ * calls) or the callee half (calls to us); releases and cancels; frames out through one ordered
+ * outbox. It never touches a socket: it talks to a `Link` (a WebSocket on a Durable Object, a
+ * transport on a client, an in-memory pair in tests).
+ *
+ * What lives where:
+ *  - per connection: the outbox, the callee's running calls, the imports (stubs we hold of the
+ *    peer's objects), and on a Durable Object also its exports and its caller (pushes);
+ *  - per client session (outliving reconnects): the client's caller (its calls are re-sent after
+ *    a reconnect) and its exports (functions it passed; ids stay valid for queued calls).
+ *
+ * Hibernation: a Durable Object keeps one Connection per socket in memory. After eviction the
+ * socket is still open but its Connection is new: stubs and running calls of the old one are
+ * gone, and calls on them fail with `REFERENCE_LOST` (docs/protocol.md, "References").
+ *
+ * Internal module.
+ */
+import { Callee, type CalleeConfig } from "./callee.js";
+import type { Caller } from "./caller.js";
+import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
+import { CloseCode, ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
+import { isRpcErrorCode, RpcError } from "./errors.js";
+import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
+import type { RpcLimits } from "./limits.js";
+import { Outbox } from "./outbox.js";
+import { makeStub } from "./proxy.js";
+import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+
+/** What a connection needs of the thing carrying its frames. */
+export interface Link {
+  /** Hands one whole frame to the connection, in order; may throw if it is closed. */
+  send(frame: WireFrame): void;
+  /** Closes it (the owner hears of it through its own close path). */
+  close(code?: number, reason?: string): void;
+}
+
+export interface ConnectionConfig {
+  readonly limits: Readonly<RpcLimits>;
+  /** Identifies the connection to user code (`rpcCaller().socket` on a Durable Object). */
+  readonly key: object;
+  /** The caller half calls go out through (the session's on a client; made per connection on a server). */
+  readonly caller: Caller | ((conn: Connection) => Caller);
+  /** What this end hands out by reference (session-wide on a client; per connection on a server). */
+  readonly exports: ExportTable;
+  readonly callee: CalleeConfig;
+  /** Answer heartbeat pings (a server whose runtime does not answer them itself). */
+  readonly answerPings: boolean;
+  /**
+   * A frame could not be read (malformed, too big, a kind this end does not take). Default:
+   * close with 1008 / 1009.
+   */
+  onUnreadable?(error: RpcError): void;
+  /** Exports of this connection were lost before (the object was evicted): for error messages. */
+  readonly lostBefore?: () => boolean;
+}
+
+export class Connection {
+  readonly outbox: Outbox;
+  readonly imports: ImportTable;
+  readonly callee: Callee;
+  readonly caller: Caller;
+  readonly exports: ExportTable;
+  readonly key: object;
+  private ended = false;
+  private cancels: number[] | undefined;
+  private releases: [number, number][] | undefined;
+
+  constructor(
+    private readonly link: Link,
+    private readonly config: ConnectionConfig,
+  ) {
+    this.key = config.key;
+    this.outbox = new Outbox((frame) => link.send(frame));
+    this.exports = config.exports;
+    this.imports = new ImportTable(config.limits.maxImports, (id, count) => this.release(id, count), this);
+    this.caller = typeof config.caller === "function" ? config.caller(this) : config.caller;
+    this.callee = new Callee(this, config.callee);
+  }
+
+  /** True once the connection ended (`end`). */
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * Handles one incoming message. Returns `false` when it is not a dorpc frame (the owner may
+   * handle it), `true` otherwise. What the message causes to be sent (replies of synchronous
+   * calls) leaves before this returns.
+   */
+  receive(data: IncomingData): boolean {
+    let frame: RawFrame | undefined;
+    try {
+      frame = readFrame(data, this.config.limits);
+    } catch (error) {
+      this.unreadable(error as RpcError);
+      return true;
+    }
+    if (!frame) return false;
+    if (this.ended) return true;
+    const body = frame.body;
+    switch (frame.kind) {
+      case FrameKind.Calls:
+        this.receiveCalls(body, frame.blobs);
+        return true;
+      case FrameKind.Replies:
+        this.receiveReplies(body, frame.blobs);
+        return true;
+      case FrameKind.Release:
+        this.receiveReleases(body);
+        return true;
+      case FrameKind.Cancel:
+        if (!Array.isArray(body) || !body.every(isCallId)) return this.protocol("a cancel frame's body must be an array of call ids.");
+        this.callee.cancel(body as number[]);
+        return true;
+      case FrameKind.Ping:
+        // Normally answered by the runtime's auto-response without waking the object; this
+        // covers sockets accepted without it.
+        if (this.config.answerPings) this.trySend(HEARTBEAT_PONG);
+        return true;
+      case FrameKind.Pong:
+        return true;
+      default:
+        this.refuseKind(frame.kind, body);
+        return true;
+    }
+  }
+
+  private receiveCalls(body: unknown, blobs: readonly Uint8Array[]): void {
+    const { limits } = this.config;
+    if (!Array.isArray(body)) return void this.protocol("a call frame's body must be an array of calls.");
+    if (body.length > limits.maxPendingCalls) {
+      return void this.protocol(`frame carries ${body.length} calls, more than limits.maxPendingCalls (${limits.maxPendingCalls}).`);
+    }
+    // Every envelope must carry a usable id before any call of the frame runs: a frame that
+    // cannot be answered call by call is refused whole.
+    for (const envelope of body as unknown[]) {
+      if (!Array.isArray(envelope) || !isCallIdOrZero(envelope[0])) {
+        return void this.protocol("a call must be [id, chain] with a positive integer id (0 for a notification).");
+      }
+    }
+    this.outbox.hold();
+    try {
+      this.callee.receive(body as unknown[][], blobs);
+    } finally {
+      this.outbox.release();
+    }
+  }
+
+  private receiveReplies(body: unknown, blobs: readonly Uint8Array[]): void {
+    if (!Array.isArray(body)) return void this.protocol("a reply frame's body must be an array of replies.");
+    let ctx: DecodeContext | undefined;
+    for (const reply of body as unknown[]) {
+      if (!Array.isArray(reply) || !isCallId(reply[0])) continue;
+      const call = this.caller.waiting(reply[0]);
+      if (!call || call.sentOn !== this) continue; // timed out, cancelled, or never ours
+      ctx ??= this.replyContext(blobs);
+      let ok = false;
+      let outcome: unknown;
+      try {
+        switch (reply.length === 1 ? -1 : reply[1]) {
+          case -1:
+            ok = true;
+            break;
+          case ReplyStatus.OkJson:
+          case ReplyStatus.OkRecords:
+            outcome = readValue(reply[1], reply[2], ctx);
+            ok = true;
+            break;
+          case ReplyStatus.Threw:
+            outcome = fromRecords(reply[2], ctx);
+            break;
+          case ReplyStatus.Failed: {
+            const code = isRpcErrorCode(reply[2]) ? reply[2] : "INTERNAL";
+            outcome = new RpcError(code, typeof reply[3] === "string" ? reply[3] : "The other end failed without a message.");
+            break;
+          }
+          default:
+            outcome = new RpcError("PROTOCOL", `Reply with unknown status ${String(reply[1])}.`);
+        }
+      } catch (error) {
+        ok = false;
+        outcome = error;
+      }
+      this.caller.settleReply(reply[0], ok, outcome);
+    }
+  }
+
+  /** Decoding a reply: stubs for the peer's exports (owned by whoever awaits), our own exports back. */
+  private replyContext(blobs: readonly Uint8Array[]): DecodeContext {
+    const ctx = decodeContext(blobs, this.config.limits);
+    ctx.refs = {
+      validate: (type, payload) => {
+        if (type === RefRecord.Export) {
+          if (
+            !Array.isArray(payload) ||
+            payload.length !== 2 ||
+            !isCallId(payload[0]) ||
+            (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
+          ) {
+            throw new RpcError("DECODE", "An export record must be [exportId, kind].");
+          }
+        } else if (type === RefRecord.Return) {
+          if (!isCallId(payload)) throw new RpcError("DECODE", "A return record must carry an export id.");
+        } else {
+          throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
+        }
+      },
+      build: (type, payload) => {
+        if (type === RefRecord.Export) {
+          const [id, kind] = payload as [number, number];
+          const entry = this.imports.receive(id, kind);
+          // One stub per import: the same remote object arriving twice is the same stub.
+          const known = entry.stub?.deref();
+          if (known) return known;
+          const stub = makeStub(this.caller, entry, this.imports);
+          entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
+          return stub;
+        }
+        const entry = this.exports.get(payload as number);
+        if (!entry) throw this.lostExport(payload as number);
+        return entry.value;
+      },
+    };
+    return ctx;
+  }
+
+  private receiveReleases(body: unknown): void {
+    if (!Array.isArray(body)) return void this.protocol("a release frame's body must be an array of [exportId, count].");
+    for (const pair of body as unknown[]) {
+      if (!Array.isArray(pair) || !isCallId(pair[0]) || !isCallId(pair[1])) {
+        return void this.protocol("a release frame's body must be an array of [exportId, count].");
+      }
+      this.exports.release(pair[0], pair[1]);
+    }
+  }
+
+  /**
+   * A frame of a kind this end does not know. Each envelope whose id can be recovered gets a
+   * `PROTOCOL` failure; a frame with none is closed with 1008.
+   */
+  private refuseKind(kind: number, body: unknown): void {
+    const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isCallId(e[0])).map((e) => e[0]) : [];
+    if (ids.length === 0) {
+      this.unreadable(new RpcError("PROTOCOL", `dorpc: unknown frame kind ${kind}.`));
+      return;
+    }
+    for (const id of ids.slice(0, 1024)) {
+      this.outbox.add(
+        FrameKind.Replies,
+        JSON.stringify([id, ReplyStatus.Failed, "PROTOCOL", `Frame kind ${kind} is not a dorpc frame kind; this envelope was not run.`]),
+      );
+    }
+  }
+
+  private protocol(message: string): true {
+    this.unreadable(new RpcError("PROTOCOL", `dorpc: ${message}`));
+    return true;
+  }
+
+  private unreadable(error: RpcError): void {
+    if (this.config.onUnreadable) this.config.onUnreadable(error);
+    else this.link.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(error.message));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Outgoing control frames (batched per turn with everything else)
+  // ---------------------------------------------------------------------------------------------
+
+  /** Tells the peer we no longer wait for call `id`. */
+  cancel(id: number): void {
+    if (this.ended) return;
+    if (!this.cancels) {
+      this.cancels = [];
+      queueMicrotask(() => {
+        const ids = this.cancels!;
+        this.cancels = undefined;
+        if (!this.ended) this.outbox.add(FrameKind.Cancel, ids.join(","));
+      });
+    }
+    this.cancels.push(id);
+  }
+
+  /** Gives back `count` references to the peer's export `id`. */
+  private release(id: number, count: number): void {
+    if (this.ended) return;
+    if (!this.releases) {
+      this.releases = [];
+      queueMicrotask(() => {
+        const pairs = this.releases!;
+        this.releases = undefined;
+        if (!this.ended) this.outbox.add(FrameKind.Release, pairs.map(([i, n]) => `[${i},${n}]`).join(","));
+      });
+    }
+    this.releases.push([id, count]);
+  }
+
+  /** The error for a call on export `id` that this connection does not (or no longer) hold. */
+  lostExport(id: number): RpcError {
+    const evicted = this.config.lostBefore?.();
+    return new RpcError(
+      "REFERENCE_LOST",
+      evicted
+        ? `Reference ${id} is gone: ${this.config.callee.label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
+        : `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
+    );
+  }
+
+  private trySend(frame: WireFrame): void {
+    try {
+      this.link.send(frame);
+    } catch {
+      // Closed under us: the close reports it.
+    }
+  }
+
+  /** Closes the link. The owner calls `end` when the close is reported. */
+  close(code?: number, reason?: string): void {
+    this.link.close(code, reason);
+  }
+
+  /**
+   * The connection ended (whatever the cause). Imports die (calls on their stubs fail with
+   * `why`), running calls are cancelled, queued output is dropped. The caller half and exports
+   * are the owner's to settle (a client session keeps its calls for the next connection).
+   */
+  end(why: ImportEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.outbox.clear();
+    this.imports.lost(why);
+    this.callee.close();
+  }
+}
+
+/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= 123) return text;
+  let cut = 120;
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
+}
+
+function isCallId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+function isCallIdOrZero(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}

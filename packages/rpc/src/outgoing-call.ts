@@ -1,0 +1,115 @@
+/**
+ * One call this end made: its wire form while it waits to be sent, and its outcome once settled.
+ * The proxy hands it out wrapped in a pipelining handle (proxy.ts); the caller (caller.ts) owns
+ * its life.
+ *
+ * Invariant: it settles exactly once. Its promise is made only when someone awaits it, so a call
+ * nobody awaits costs no promise; a failure nobody observed is reported (see `Caller`).
+ *
+ * Internal module.
+ */
+import type { Connection } from "./connection.js";
+
+const NO_BLOBS: Uint8Array[] = [];
+
+/** Where a chain starts, as the proxy sees it. */
+export type Base =
+  | { readonly kind: "root" }
+  | { readonly kind: "stub"; readonly stub: object }
+  | { readonly kind: "call"; readonly call: OutgoingCall };
+
+/** What a deferred call needs to be encoded again once its dependencies settled. */
+export interface CallSource {
+  readonly base: Base;
+  readonly path: readonly string[];
+  readonly args: readonly unknown[] | undefined;
+}
+
+export class OutgoingCall {
+  // --- outcome -------------------------------------------------------------------------------
+  settled = false;
+  ok = false;
+  value: unknown;
+  error: unknown;
+  /** Someone awaited it, chained on it or passed it along: a failure is theirs to see. */
+  observed = false;
+  private _promise: Promise<unknown> | undefined;
+  private resolveFn: ((value: unknown) => void) | undefined;
+  private rejectFn: ((reason: unknown) => void) | undefined;
+  /** Run once when it settles (dependents waiting to be encoded, stub bookkeeping). */
+  private waiters: (() => void)[] | undefined;
+
+  // --- wire form -----------------------------------------------------------------------------
+  /** 0: the root; > 0: the receiver's export; < 0: -(id of a call earlier in the same frame). */
+  target = 0;
+  /** JSON of the chain steps; empty while deferred. */
+  chain = "";
+  /** Blobs its records refer to (numbered from 0 for this call). */
+  blobs: Uint8Array[] = NO_BLOBS;
+  /** `CallFlags` to send with it. */
+  flags = 0;
+  /** Ids of this end's exports it carries (pinned until sent or dropped). */
+  exports: number[] | undefined;
+  /** The connection whose stubs it carries: it can be sent on that connection only. */
+  conn: Connection | undefined;
+  /** Calls whose results it pipelines on; they must travel in the same frame. */
+  deps: OutgoingCall[] | undefined;
+  /** Kept when the call may have to be encoded again (it pipelines on other calls). */
+  source: CallSource | undefined;
+  /** It depends on a call sent in an earlier frame: it is encoded again when that one settles. */
+  deferred = false;
+
+  // --- life ----------------------------------------------------------------------------------
+  /** The connection it was last sent on, or undefined while queued. */
+  sentOn: Connection | undefined;
+  /** Timeout deadline (ms since epoch), or 0. */
+  deadline = 0;
+  timeout = 0;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  /** May run twice: re-sent as a fresh call after a drop (at most `retries` times). */
+  idempotent = false;
+  retries = 0;
+
+  constructor(
+    /** The call id; 0 for a notification. */
+    readonly id: number,
+  ) {}
+
+  /** The promise of its outcome, made on first use. */
+  get promise(): Promise<unknown> {
+    if (!this._promise) {
+      if (this.settled) this._promise = this.ok ? Promise.resolve(this.value) : Promise.reject(this.error);
+      else
+        this._promise = new Promise((resolve, reject) => {
+          this.resolveFn = resolve;
+          this.rejectFn = reject;
+        });
+    }
+    return this._promise;
+  }
+
+  /** Runs `fn` when it settles (at once if it has). */
+  whenSettled(fn: () => void): void {
+    if (this.settled) fn();
+    else (this.waiters ??= []).push(fn);
+  }
+
+  /** Settles it; returns false if it had already settled. */
+  settle(ok: boolean, outcome: unknown): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.ok = ok;
+    if (ok) this.value = outcome;
+    else this.error = outcome;
+    if (this.resolveFn) {
+      if (ok) this.resolveFn(outcome);
+      else this.rejectFn!(outcome);
+      this.resolveFn = this.rejectFn = undefined;
+    }
+    const waiters = this.waiters;
+    this.waiters = undefined;
+    if (waiters) for (const fn of waiters) fn();
+    return true;
+  }
+}

@@ -1,0 +1,312 @@
+/**
+ * The objects user code holds for remote things, on either end:
+ *  - the **client** (`createRpcClient`): property reads start a path on the Durable Object;
+ *  - a **path**: property reads on something remote. Lazy: nothing is sent until it is awaited,
+ *    called, or passed along as an argument;
+ *  - a **call handle**: what calling a path returns. The call is sent when it is made (in the
+ *    frame of its microtask turn); the handle is a promise of the result *and* a path on it, so
+ *    `client.rooms.open("a").join(user.id)` pipelines without waiting;
+ *  - a **stub**: the other end's object or function, passed by reference. Calls on it go to that
+ *    object. Disposable (`using`, `[Symbol.dispose]`, `rpcDispose`), `dup()` for another holder,
+ *    released when every holder is disposed or garbage-collected, or when the connection ends.
+ *
+ * Every proxy's meaning lives in a WeakMap (not on the proxy), so the encoder can recognise one
+ * passed as an argument and no remote member name can shadow it.
+ *
+ * Hot path: a root member (`client.increment`) is one cached proxy; a call makes one handle.
+ *
+ * Internal module.
+ */
+import { isNameAllowed, isPlainData, notFound, readDataProperty } from "./access.js";
+import { RpcError } from "./errors.js";
+import type { Base, OutgoingCall } from "./outgoing-call.js";
+import type { ImportEntry, ImportTable } from "./references.js";
+
+/** Per-call options; see `withCallOptions`. */
+export interface CallOptions {
+  /** Timeout in ms for this call; 0 disables. */
+  timeout?: number;
+  /** Abort the call: it rejects with the signal's reason, and the other end is told to stop. */
+  signal?: AbortSignal;
+  /**
+   * The call may safely run twice: if its connection drops before the reply, send it again on
+   * the next connection as a new call (without asking the object whether it already ran).
+   */
+  idempotent?: boolean;
+  /** How many times an idempotent call may be re-sent. Default 3. */
+  retries?: number;
+}
+
+/** What proxies need from the end they call through (a client session, or a server connection). */
+export interface CallMaker {
+  /** Makes a call (with `args`) or a property read (without) on `base`, following `path`. */
+  call(base: Base, path: readonly string[], args: readonly unknown[] | undefined, options?: CallOptions): OutgoingCall;
+  /** Applies per-call options to a call already made (still queued or waiting). */
+  configure(call: OutgoingCall, options: CallOptions): void;
+  /** Describes the other end in error messages. */
+  readonly label: string;
+}
+
+interface PathInfo {
+  readonly kind: "path";
+  readonly maker: CallMaker;
+  readonly base: Base;
+  readonly path: readonly string[];
+  /** A cached root member: every await reads afresh (`await client.counter` twice reads twice). */
+  readonly fresh: boolean;
+  /** The memoised read of this path: a path awaited twice is read once, like any promise. */
+  read: Promise<unknown> | undefined;
+}
+
+interface RootInfo {
+  readonly kind: "root";
+  readonly maker: CallMaker;
+  readonly dispose: () => void;
+}
+
+/** One holder of an import: the first stub for it, or a `dup()`. */
+export interface StubHolder {
+  readonly kind: "stub";
+  readonly maker: CallMaker;
+  readonly entry: ImportEntry;
+  readonly imports: ImportTable;
+  disposed: boolean;
+}
+
+type Info = PathInfo | RootInfo | StubHolder;
+
+const infos = new WeakMap<object, Info>();
+
+/** What a value is, if it is one of dorpc's proxies. */
+export function proxyInfo(value: unknown): Info | undefined {
+  return (typeof value === "function" || typeof value === "object") && value !== null ? infos.get(value) : undefined;
+}
+
+/** The holder behind a stub, if `value` is one. */
+export function stubHolder(value: unknown): StubHolder | undefined {
+  const info = proxyInfo(value);
+  return info?.kind === "stub" ? info : undefined;
+}
+
+/** A function target so that the `apply` trap works; never called itself. */
+function target(): void {}
+
+const NOT_ASSIGNABLE = () => {
+  throw new RpcError("NOT_CALLABLE", "Remote properties cannot be assigned; call a method instead.");
+};
+
+// ---------------------------------------------------------------------------------------------
+// The client
+// ---------------------------------------------------------------------------------------------
+
+const ROOT: Base = { kind: "root" };
+
+/** The client object: property reads start paths on the other end's root. */
+export function rootProxy(maker: CallMaker, dispose: () => void, extra: (key: symbol) => unknown): object {
+  const members = new Map<string, object>();
+  const asyncDispose = async () => dispose();
+  const proxy = new Proxy(target, {
+    get(_t, key) {
+      if (typeof key === "symbol") {
+        if (key === Symbol.dispose) return dispose;
+        if (key === Symbol.asyncDispose) return asyncDispose;
+        return extra(key);
+      }
+      // Not awaitable: `await client` or returning it from an async function sends nothing.
+      if (key === "then") return undefined;
+      let member = members.get(key);
+      if (member === undefined) {
+        member = pathProxy(maker, ROOT, [key], true);
+        members.set(key, member);
+      }
+      return member;
+    },
+    apply() {
+      throw new RpcError("NOT_CALLABLE", "A dorpc client is not a function; call one of its methods.");
+    },
+    set() {
+      throw new RpcError("NOT_CALLABLE", "Properties of a dorpc client cannot be assigned; call a method instead.");
+    },
+  });
+  infos.set(proxy, { kind: "root", maker, dispose });
+  return proxy;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths and call handles
+// ---------------------------------------------------------------------------------------------
+
+/** A handle on `call`: a promise of its result and a path on it. */
+export function callHandle(maker: CallMaker, call: OutgoingCall): object {
+  return pathProxy(maker, { kind: "call", call }, [], false);
+}
+
+function pathProxy(maker: CallMaker, base: Base, path: readonly string[], fresh: boolean): object {
+  const info: PathInfo = { kind: "path", maker, base, path, fresh, read: undefined };
+  const proxy = new Proxy(target, {
+    get(_t, key) {
+      if (typeof key === "symbol") {
+        if (key === Symbol.dispose && base.kind === "call" && path.length === 0) return () => disposeResult(base.call);
+        return undefined;
+      }
+      switch (key) {
+        case "then":
+          return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
+            settledValue(info).then(onFulfilled, onRejected);
+        case "catch":
+          return (onRejected?: (reason: unknown) => unknown) => settledValue(info).catch(onRejected);
+        case "finally":
+          return (onFinally?: () => void) => settledValue(info).finally(onFinally);
+      }
+      return pathProxy(maker, base, [...path, key], false);
+    },
+    apply(_t, _this, args: unknown[]) {
+      return callHandle(maker, maker.call(base, path, args));
+    },
+    set: NOT_ASSIGNABLE,
+  });
+  infos.set(proxy, info);
+  return proxy;
+}
+
+/** The promise behind awaiting a path: the call's own, or a read of the path. */
+export function settledValue(info: PathInfo, options?: CallOptions): Promise<unknown> {
+  const { base, path, maker } = info;
+  if (base.kind === "call" && path.length === 0) {
+    base.call.observed = true;
+    if (options) maker.configure(base.call, options);
+    return base.call.promise;
+  }
+  if (info.fresh || options) return readPath(info, options);
+  return (info.read ??= readPath(info, undefined));
+}
+
+function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unknown> {
+  const { base, path, maker } = info;
+  if (base.kind !== "call") {
+    const call = maker.call(base, path, undefined, options);
+    call.observed = true;
+    return call.promise;
+  }
+  const call = base.call;
+  call.observed = true;
+  if (!call.settled && !call.sentOn && !call.deferred) {
+    // The result has not left yet: read the path on it in the same frame (pipelined).
+    const read = maker.call(base, path, undefined, options);
+    read.observed = true;
+    return read.promise;
+  }
+  // A path on a result that left earlier: wait for it, then read the path from it — locally for
+  // plain data, by a call for a stub it contains.
+  return call.promise.then((value) => readFrom(maker, value, path, 0, options));
+}
+
+/** Reads `path[i…]` from a value that already arrived. */
+export function readFrom(maker: CallMaker, value: unknown, path: readonly string[], i: number, options?: CallOptions): unknown {
+  for (; i < path.length; i++) {
+    const holder = stubHolder(value);
+    if (holder) {
+      const call = maker.call({ kind: "stub", stub: value as object }, path.slice(i), undefined, options);
+      call.observed = true;
+      return call.promise;
+    }
+    // The receiver's rules, applied here so a path reads the same locally as remotely: rule 1
+    // names (`constructor`, `name`, …) are never read, and only own data of plain data is.
+    if (typeof value !== "object" || value === null || !isPlainData(value) || !isNameAllowed(path[i]!))
+      throw notFound(path[i]!, maker.label);
+    const found = readDataProperty(value, path[i]!);
+    if (!found) throw notFound(path[i]!, maker.label);
+    value = found.value;
+  }
+  return value;
+}
+
+/** `[Symbol.dispose]` of a call handle: disposes the stubs of its result, now or when it arrives. */
+function disposeResult(call: OutgoingCall): void {
+  call.observed = true;
+  call.whenSettled(() => {
+    if (call.ok) disposeStubsIn(call.value);
+  });
+}
+
+/** Disposes every stub in a value (plain objects and arrays are searched, iteratively). */
+export function disposeStubsIn(value: unknown): void {
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length) {
+    const v = stack.pop();
+    if ((typeof v !== "object" && typeof v !== "function") || v === null || seen.has(v)) continue;
+    seen.add(v);
+    const holder = stubHolder(v);
+    if (holder) {
+      releaseHolder(holder);
+      continue;
+    }
+    if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stubs
+// ---------------------------------------------------------------------------------------------
+
+/** Releases a stub when it becomes unreachable, where the runtime can tell. */
+const finalizer =
+  typeof FinalizationRegistry === "function" ? new FinalizationRegistry<StubHolder>((holder) => releaseHolder(holder)) : undefined;
+
+/** A new holder (stub object) of `entry`. */
+export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTable): object {
+  const holder: StubHolder = { kind: "stub", maker, entry, imports, disposed: false };
+  entry.holders++;
+  const base: Base = { kind: "stub", stub: undefined as never };
+  const dispose = () => releaseHolder(holder);
+  const proxy = new Proxy(target, {
+    get(_t, key) {
+      if (typeof key === "symbol") {
+        if (key === Symbol.dispose) return dispose;
+        if (key === Symbol.asyncDispose) return async () => dispose();
+        return undefined;
+      }
+      // A stub is not a promise: `await stub` yields the stub.
+      if (key === "then") return undefined;
+      if (key === "dup") return () => dupStub(holder);
+      return pathProxy(maker, base, [key], false);
+    },
+    apply(_t, _this, args: unknown[]) {
+      return callHandle(maker, maker.call(base, [], args));
+    },
+    set: NOT_ASSIGNABLE,
+  });
+  (base as { stub: object }).stub = proxy;
+  infos.set(proxy, holder);
+  finalizer?.register(proxy, holder, holder);
+  return proxy;
+}
+
+function dupStub(holder: StubHolder): object {
+  const ended = holder.disposed
+    ? { code: "RELEASED" as const, message: "This stub was disposed; dup() it before disposing." }
+    : holder.entry.ended;
+  if (ended) throw new RpcError(ended.code, ended.message);
+  return makeStub(holder.maker, holder.entry, holder.imports);
+}
+
+/** Ends one holder; the last one releases the import. Idempotent. */
+export function releaseHolder(holder: StubHolder): void {
+  if (holder.disposed) return;
+  holder.disposed = true;
+  finalizer?.unregister(holder);
+  if (--holder.entry.holders === 0) {
+    holder.imports.release(holder.entry, {
+      code: "RELEASED",
+      message: `This stub was disposed (or garbage-collected); the object it referred to on ${holder.maker.label} was released.`,
+    });
+  }
+}
+
+/** Why a call on this stub cannot be made, or `undefined` if it can. */
+export function stubEnded(holder: StubHolder): RpcError | undefined {
+  if (holder.disposed) return new RpcError("RELEASED", `This stub was disposed; the call was not sent to ${holder.maker.label}.`);
+  const ended = holder.entry.ended;
+  return ended ? new RpcError(ended.code, ended.message) : undefined;
+}

@@ -1,0 +1,188 @@
+/**
+ * Reference tables: what one end hands out by reference (exports) and what it holds of the other
+ * end's (imports), with the distributed reference count that lets each side free its entries.
+ *
+ * Counting (the same on both ends):
+ *  - Every EXPORT record a message carries is one reference. The sender's export entry counts the
+ *    references the peer holds (`refs`); the receiver's import entry counts how many it received.
+ *  - When the receiver no longer needs the import, it sends `Release [id, received]` once and
+ *    forgets the entry. The sender subtracts; its entry goes when nothing is left. A reference
+ *    sent again while a release is in flight is simply counted again, so the race is harmless.
+ *  - An entry is also pinned while a message that carries it waits to be sent (a client encodes a
+ *    call when it is made, possibly before it has a connection).
+ *  - When the connection ends, the peer's references end with it (`peerLost`); imports of that
+ *    connection are marked dead and calls on their stubs fail with `REFERENCE_LOST`.
+ *
+ * Tables live in memory only: a hibernating Durable Object that is evicted loses them, which is
+ * why a call on an old stub after eviction fails with `REFERENCE_LOST` (docs/protocol.md).
+ *
+ * Internal module.
+ */
+import { ExportKind } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+
+export interface ExportEntry {
+  readonly id: number;
+  readonly value: object;
+  readonly kind: number;
+  /** References the peer holds. */
+  refs: number;
+  /** References in messages not sent yet. */
+  pins: number;
+}
+
+/** What this end hands out by reference. */
+export class ExportTable {
+  private readonly byId = new Map<number, ExportEntry>();
+  private readonly byValue = new Map<object, ExportEntry>();
+  private nextId = 1;
+
+  constructor(
+    private readonly max: number,
+    private readonly label: string,
+    /** Called when the first entry is made (the workerd glue marks the socket). */
+    private readonly onFirstExport?: () => void,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** One more reference to `value` in a message being encoded: pinned until `sent` or `dropped`. */
+  pin(value: object): ExportEntry {
+    let entry = this.byValue.get(value);
+    if (!entry) {
+      if (this.byId.size >= this.max) {
+        throw new RpcError(
+          "LIMIT",
+          `${this.label} already holds ${this.byId.size} objects or functions passed by reference (limits.maxExports); release stubs you no longer need.`,
+        );
+      }
+      if (this.nextId === 1) this.onFirstExport?.();
+      entry = { id: this.nextId++, value, kind: typeof value === "function" ? ExportKind.Function : ExportKind.Object, refs: 0, pins: 0 };
+      this.byId.set(entry.id, entry);
+      this.byValue.set(value, entry);
+    }
+    entry.pins++;
+    return entry;
+  }
+
+  /** The message carrying these references left: the peer holds them now. */
+  sent(ids: readonly number[]): void {
+    for (const id of ids) {
+      const entry = this.byId.get(id);
+      if (!entry) continue;
+      entry.pins--;
+      entry.refs++;
+    }
+  }
+
+  /** A sent message carrying these references will be sent again (on the next connection). */
+  repin(ids: readonly number[]): void {
+    for (const id of ids) {
+      const entry = this.byId.get(id);
+      if (entry) entry.pins++;
+    }
+  }
+
+  /** The message carrying these references will never be sent. */
+  dropped(ids: readonly number[]): void {
+    for (const id of ids) {
+      const entry = this.byId.get(id);
+      if (!entry) continue;
+      entry.pins--;
+      this.collect(entry);
+    }
+  }
+
+  /** The peer released `count` references to `id`. Unknown ids are ignored (already gone). */
+  release(id: number, count: number): void {
+    const entry = this.byId.get(id);
+    if (!entry) return;
+    entry.refs -= count;
+    this.collect(entry);
+  }
+
+  /** The export `id`, if the peer may use it. */
+  get(id: number): ExportEntry | undefined {
+    const entry = this.byId.get(id);
+    return entry && entry.refs > 0 ? entry : undefined;
+  }
+
+  /** The connection ended: the peer holds nothing any more. */
+  peerLost(): void {
+    for (const entry of [...this.byId.values()]) {
+      entry.refs = 0;
+      this.collect(entry);
+    }
+  }
+
+  private collect(entry: ExportEntry): void {
+    if (entry.refs > 0 || entry.pins > 0) return;
+    this.byId.delete(entry.id);
+    this.byValue.delete(entry.value);
+  }
+}
+
+/** Why an import can no longer be used; part of the `RpcError` a call on its stub rejects with. */
+export type ImportEnd = { code: "RELEASED" | "REFERENCE_LOST"; message: string };
+
+export interface ImportEntry {
+  readonly id: number;
+  readonly kind: number;
+  /** EXPORT records received for it: what the release gives back. */
+  received: number;
+  /** Live stub objects for it (the first one plus `dup()`s, minus disposed ones). */
+  holders: number;
+  /** Set once released or lost; calls on its stubs then fail with this. */
+  ended: ImportEnd | undefined;
+  /**
+   * The stub handed out for it, held weakly: later EXPORT records of the same id yield the same
+   * stub while anyone holds it, and the table never keeps a stub from being garbage-collected.
+   */
+  stub: { deref(): object | undefined } | undefined;
+}
+
+/** What this end holds of the peer's exports. */
+export class ImportTable {
+  private readonly byId = new Map<number, ImportEntry>();
+
+  constructor(
+    private readonly max: number,
+    private readonly sendRelease: (id: number, count: number) => void,
+    /** The connection these imports came over (opaque here). */
+    readonly owner: object,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** An EXPORT record for `id` arrived: one more reference held. */
+  receive(id: number, kind: number): ImportEntry {
+    let entry = this.byId.get(id);
+    if (!entry) {
+      if (this.byId.size >= this.max) {
+        throw new RpcError("LIMIT", `The peer passed more than limits.maxImports (${this.max}) objects or functions by reference.`);
+      }
+      entry = { id, kind, received: 0, holders: 0, ended: undefined, stub: undefined };
+      this.byId.set(id, entry);
+    }
+    entry.received++;
+    return entry;
+  }
+
+  /** The last holder of `entry` let go: tell the peer and forget it. */
+  release(entry: ImportEntry, why: ImportEnd): void {
+    if (entry.ended) return;
+    entry.ended = why;
+    if (this.byId.get(entry.id) === entry) this.byId.delete(entry.id);
+    this.sendRelease(entry.id, entry.received);
+  }
+
+  /** The connection ended: every import is dead, nothing is sent. */
+  lost(why: ImportEnd): void {
+    for (const entry of this.byId.values()) entry.ended = why;
+    this.byId.clear();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Acting as a given identity: options.identity for objects that identify callers with
+ * readIdentityHeader, options.headers for any other scheme.
+ */
+import { RpcError } from "@dorpc/rpc";
+import { createTestClient, testConnection } from "@dorpc/testing";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { failure, unique } from "./support.js";
+
+describe("options.identity (readIdentityHeader)", () => {
+  it("the object's rpcCaller() sees the identity, as JSON", async () => {
+    using ada = createTestClient(env.COUNTER, unique("identity"), { identity: { user: "ada", roles: ["admin"] } });
+    expect(await ada.callerIdentity()).toEqual({ user: "ada", roles: ["admin"] });
+  });
+
+  it("two clients of one object are two callers", async () => {
+    const name = unique("two-callers");
+    using ada = createTestClient(env.COUNTER, name, { identity: "ada" });
+    using bob = createTestClient(env.COUNTER, name, { identity: "bob" });
+    expect(await ada.callerIdentity()).toBe("ada");
+    expect(await bob.callerIdentity()).toBe("bob");
+  });
+
+  it("without it the caller has no identity", async () => {
+    using anonymous = createTestClient(env.COUNTER, unique("anonymous"));
+    expect(await anonymous.callerIdentity()).toBeUndefined();
+  });
+});
+
+describe("options.headers (any other scheme)", () => {
+  it("an object identifying by Authorization sees the user the header names", async () => {
+    using ada = createTestClient(env.BEARER, unique("bearer"), { headers: { Authorization: "Bearer ada" } });
+    expect(await ada.callerIdentity()).toEqual({ user: "ada" });
+  });
+
+  it("a connection the object's identify refuses fails with DISCONNECTED naming the 401", async () => {
+    using nobody = createTestClient(env.BEARER, unique("bearer-refused"), { reconnect: false });
+    const error = (await failure(nobody.callerIdentity())) as RpcError;
+    expect(error).toBeInstanceOf(RpcError);
+    expect(error.code).toBe("DISCONNECTED");
+    expect(error.message).toContain("401");
+    expect(testConnection(nobody).attempts.map((attempt) => attempt.status)).toEqual([401]);
+  });
+});
