@@ -70,9 +70,7 @@ export function dorpcContender(name: string, label: string, options: DorpcConten
           getValue: () => client.getValue(),
           echo: <T>(value: T) => client.echo(value) as Promise<T>,
           bornAt: () => client.bornAt(),
-          // dorpc sends a call when it is awaited (until issue 10's eager calls land); `then` here
-          // sends it now, so the ordering scenario's fast calls really leave behind it.
-          slow: (ms: number) => new Promise<void>((resolve, reject) => void client.slow(ms).then(resolve, reject)),
+          slow: (ms: number) => client.slow(ms),
           async close() {
             client[Symbol.dispose]();
             await closeAndWait(opened);
