@@ -1,36 +1,27 @@
 /**
- * Codec micro-benchmarks: one encode + decode of each payload, in this process (Node), for
- * JSON (the lower bound for JSON-shaped values), dorpc's codec and @ungap/structured-clone's
- * record form. No network, no workerd: a codec regression shows here without a full bench run.
- *
- * `npm run micro --workspace=bench` (prints a table; writes nothing). Numbers are per
- * operation, median of tinybench's samples, with the relative margin of error.
+ * `npm run micro --workspace=bench [-- --quick]`: the codec micro-benchmark on its own (src/micro.ts;
+ * a full `npm run bench` runs the same thing and puts it in the log entry). Prints a table;
+ * writes nothing.
  */
-import { decode, encode } from "@dorpc/rpc";
-import { deserialize, serialize } from "@ungap/structured-clone";
-import { Bench } from "tinybench";
-import { PAYLOADS } from "../src/payloads.js";
+import { MICRO_FULL, MICRO_QUICK, runMicro } from "../src/micro.js";
+import { fmtPct } from "../src/report/format.js";
+import { ciHalfWidth, type MedianCI } from "../src/stats.js";
 
-const ids = new Set(["small-string", "nested-object", "structs-1000", "string-64k", "u8-64k", "u8-1m", "rich", "cyclic"]);
-const rows: Record<string, string>[] = [];
-
-for (const payload of PAYLOADS.filter((p) => ids.has(p.id))) {
-  const value = payload.make();
-  const bench = new Bench({ time: 300, warmup: true, warmupTime: 100 });
-  if (payload.json) bench.add("JSON", () => JSON.parse(JSON.stringify(value)));
-  bench.add("dorpc", () => decode(encode(value)));
-  if (!payload.bytes) bench.add("ungap", () => deserialize(JSON.parse(JSON.stringify(serialize(value)))));
-  await bench.run();
-  const row: Record<string, string> = { payload: payload.label };
-  for (const task of bench.tasks) {
-    const result = task.result as { latency?: { p50?: number; rme?: number } } | undefined;
-    const p50 = result?.latency?.p50;
-    row[task.name] =
-      p50 === undefined
-        ? "–"
-        : `${p50 < 1 ? (p50 * 1000).toFixed(1) + " µs" : p50.toFixed(2) + " ms"} ±${(result?.latency?.rme ?? 0).toFixed(1)}%`;
-  }
-  rows.push(row);
-  process.stdout.write(`micro: ${payload.label} done\n`);
-}
-console.table(rows);
+const quick = process.argv.includes("--quick");
+const run = await runMicro(quick ? MICRO_QUICK : MICRO_FULL, (line) => process.stderr.write(`${line}\n`));
+const us = (ns: number) => `${(ns / 1e3).toFixed(ns >= 1e4 ? 1 : 2)} µs`;
+const ci = (c: MedianCI | undefined, f: (v: number) => string) => (c ? `${f(c.median)} [${f(c.low)}–${f(c.high)}]` : "");
+console.table(
+  run.rows.map((r) => {
+    const vs = (versus: string) => run.ratios.find((x) => x.payload === r.payload && x.versus === versus)?.ratio;
+    return {
+      payload: r.payload,
+      codec: r.codec,
+      "median [95% CI]": ci(r.ns, us),
+      "÷ JSON": r.codec === "dorpc" ? ci(vs("JSON"), (v) => v.toFixed(2)) : "",
+      "÷ V8": r.codec === "dorpc" ? ci(vs("v8"), (v) => v.toFixed(2)) : "",
+      "±": r.codec === "dorpc" ? fmtPct(ciHalfWidth(vs("v8") ?? null)) : "",
+    };
+  }),
+);
+process.stdout.write(`${run.settings.batches} batches × ${run.settings.batchMs} ms per codec and payload, Node ${run.node}.\n`);

@@ -9,7 +9,7 @@
  * (busy µs per call by kind, top functions by self time) and writes it with the raw
  * `.cpuprofile` files (open them in Chrome DevTools) to results/scratch/profiles/<time>/.
  *
- *   --contenders a,b,…        default dorpc,dorpc-live,capnweb,floor,floor-accept
+ *   --contenders a,b,…        default dorpc,dorpc-live,capnweb,agents,floor,floor-accept
  *   --call c,…                noop | getValue | increment | echo:<payload id> (default getValue)
  *   --calls N                 calls per block (default 3000)
  *   --local-observability     leave wrangler dev's per-invocation trace store on
@@ -17,9 +17,10 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { startWranglerDev } from "../../test/support/wrangler-dev.js";
-import { MAIN, type Conn, type Contender } from "../src/contenders/index.js";
+import { type Conn, type Contender, SETS } from "../src/contenders/index.js";
 import { gitState } from "../src/environment.js";
 import { PAYLOADS } from "../src/payloads.js";
+import { findServerPids, ServerCpuMeter, serverCpuDelta } from "../src/server-cpu.js";
 import { BENCH_DIR, REPO_ROOT } from "../src/settings.js";
 import { percentileSorted, sortedCopy } from "../src/stats.js";
 import { WireCounters } from "../src/wire.js";
@@ -39,7 +40,7 @@ function fail(message: string): never {
 }
 
 function parseOptions(argv: string[]): Options {
-  let names = MAIN.map((c) => c.name);
+  let names = SETS.main.map((c) => c.name);
   let calls = ["getValue"];
   let n = 3000;
   let localObservability = false;
@@ -54,7 +55,7 @@ function parseOptions(argv: string[]): Options {
   }
   if (!Number.isSafeInteger(n) || n < 10) fail("--calls must be an integer ≥ 10");
   const contenders = names.map(
-    (name) => MAIN.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${MAIN.map((c) => c.name).join(", ")})`),
+    (name) => SETS.main.find((c) => c.name === name) ?? fail(`no contender ${name} (have ${SETS.main.map((c) => c.name).join(", ")})`),
   );
   for (const call of calls) makeCall(call);
   return { contenders, calls, n, localObservability };
@@ -88,6 +89,8 @@ interface Result {
   contender: string;
   p50: number;
   p90: number;
+  /** The Worker's workerd CPU per call over the unprofiled block (kernel accounting), µs; null off Linux. */
+  serverCpu: number | null;
   client: ProfileSummary;
   server: ProfileSummary;
 }
@@ -98,16 +101,16 @@ function report(call: string, n: number, results: Result[]): string {
   const lines = [
     `### ${call} — ${n} sequential calls per contender`,
     "",
-    "Busy = sampled non-idle time ÷ calls, µs per call: JavaScript / native `(program)` / GC. Each sample is charged the interval to the next one, and workerd samples coarsely, so its busy figures can exceed the wall time per call: compare contenders within a column, do not read them as CPU time. p50 and p90 are from a block without profilers.",
+    "Busy = sampled non-idle time ÷ calls, µs per call: JavaScript / native `(program)` / GC. Each sample is charged the interval to the next one, and workerd samples coarsely, so its busy figures can exceed the wall time per call: compare contenders within a column, do not read them as CPU time. p50, p90 and server CPU are from a block without profilers; server CPU is the Worker's workerd process's CPU time from the kernel (/proc), as in the bench's tables.",
     "",
-    "| contender | p50 µs | p90 µs | client busy | client JS / program / GC | server busy | server JS / program / GC |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| contender | p50 µs | p90 µs | server CPU µs/call | client busy | client JS / program / GC | server busy | server JS / program / GC |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const r of results) {
     const c = r.client.perCall;
     const s = r.server.perCall;
     lines.push(
-      `| ${r.contender} | ${us(r.p50)} | ${us(r.p90)} | ${us(c.busy)} | ${us(c.js)} / ${us(c.program)} / ${us(c.gc)} | ${us(s.busy)} | ${us(s.js)} / ${us(s.program)} / ${us(s.gc)} |`,
+      `| ${r.contender} | ${us(r.p50)} | ${us(r.p90)} | ${r.serverCpu === null ? "–" : us(r.serverCpu)} | ${us(c.busy)} | ${us(c.js)} / ${us(c.program)} / ${us(c.gc)} | ${us(s.busy)} | ${us(s.js)} / ${us(s.program)} / ${us(s.gc)} |`,
     );
   }
   for (const r of results) {
@@ -149,6 +152,7 @@ async function main(): Promise<void> {
     `Command: \`npm run profile --workspace=bench -- ${process.argv.slice(2).join(" ")}\`. wrangler dev local observability: ${options.localObservability ? "on" : "off"}. Node ${process.version}. Client and wrangler dev share the machine; profilers add overhead, so compare contenders within one table, not with the bench's latencies.`,
   ];
   const server = await workerdProfiler(dev.inspectorPort);
+  const meter = ServerCpuMeter.create(findServerPids());
   const client = nodeProfiler();
   try {
     for (const spec of options.calls) {
@@ -159,7 +163,9 @@ async function main(): Promise<void> {
         const { conn } = await contender.connect(dev.baseUrl, `profile-${contender.name}-${stamp}`, new WireCounters());
         try {
           await timeBlock(conn, call, Math.min(500, options.n));
+          const cpu0 = meter?.read();
           const sorted = sortedCopy(await timeBlock(conn, call, options.n));
+          const serverCpu = cpu0 && meter ? serverCpuDelta(cpu0, meter.read()).workerUs / options.n : null;
           await Promise.all([client.start(), server.start()]);
           await timeBlock(conn, call, options.n);
           const [clientProfile, serverProfile] = await Promise.all([client.stop(), server.stop()]);
@@ -170,6 +176,7 @@ async function main(): Promise<void> {
             contender: contender.name,
             p50: percentileSorted(sorted, 50),
             p90: percentileSorted(sorted, 90),
+            serverCpu,
             client: summarize(clientProfile, options.n),
             server: summarize(serverProfile, options.n),
           });

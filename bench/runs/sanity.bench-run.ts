@@ -1,9 +1,11 @@
 /**
  * Sanity check (`npm run sanity --workspace=bench`): every contender connects, answers every
- * method, and echoes what it claims to support. No timing. Prints the support matrix.
+ * method, echoes what it claims to support, and runs the features it claims (pipelining,
+ * callbacks, fan-out, HTTP). No timing. Prints the support matrix.
  */
 import { describe, expect, inject, it } from "vitest";
-import { MAIN, ROUTING } from "../src/contenders/index.js";
+import { ALL, SETS } from "../src/contenders/index.js";
+import { callbackSum } from "../src/contenders/types.js";
 import { structurallyEqual } from "../src/equal.js";
 import { PAYLOADS, TYPE_PROBES } from "../src/payloads.js";
 import { WireCounters } from "../src/wire.js";
@@ -11,8 +13,7 @@ import { WireCounters } from "../src/wire.js";
 const baseUrl = inject("baseUrl");
 
 describe("sanity", () => {
-  const contenders = [...new Set([...MAIN, ...ROUTING])];
-  for (const contender of contenders) {
+  for (const contender of ALL.filter((c) => !c.pending)) {
     it(`${contender.name}: counter methods`, async () => {
       const counters = new WireCounters();
       const { conn, handshakeNs, totalNs } = await contender.connect(baseUrl, `sanity-${Date.now()}`, counters);
@@ -22,6 +23,8 @@ describe("sanity", () => {
         expect(await conn.increment()).toBe(2);
         expect(await conn.getValue()).toBe(2);
         expect(await conn.noop()).toBeUndefined();
+        expect(typeof (await conn.bornAt())).toBe("number");
+        expect(await conn.slow(5)).toBeUndefined();
         const many = await Promise.all(Array.from({ length: 64 }, () => conn.increment()));
         expect(new Set(many).size).toBe(64);
         process.stderr.write(
@@ -32,14 +35,42 @@ describe("sanity", () => {
       }
     });
   }
-  for (const contender of MAIN) {
+  for (const contender of SETS.features) {
+    it(`${contender.name}: features`, async () => {
+      const lines: string[] = [];
+      const name = `sanity-features-${Date.now()}`;
+      const { conn } = await contender.connect(baseUrl, name, new WireCounters());
+      const { conn: listener } = await contender.connect(baseUrl, name, new WireCounters());
+      try {
+        const support = (f: Parameters<typeof contender.feature>[0]) => contender.feature(f);
+        if (support("pipeline") === true) expect(await conn.chain3!()).toBe(await conn.getValue());
+        if (support("callback") === true) expect(await conn.callback!(10)).toBe(callbackSum(10));
+        if (support("fanout") === true) {
+          const got = new Promise<string>((resolve) => void listener.listen!(resolve));
+          await new Promise((r) => setTimeout(r, 50));
+          await conn.fanOut!("hello");
+          expect(await got).toBe("hello");
+        }
+        if (support("http") === true) expect(await contender.httpBatch!(baseUrl, name, 3)).toEqual([0, 0, 0]);
+        for (const f of ["pipeline", "callback", "fanout", "http"] as const) {
+          const s = support(f);
+          lines.push(`  ${f}: ${s === true ? "ok" : "pending" in s ? `pending (${s.pending})` : `unsupported (${s.unsupported})`}`);
+        }
+      } finally {
+        await conn.close();
+        await listener.close();
+      }
+      process.stderr.write(`${contender.name}:\n${lines.join("\n")}\n`);
+    });
+  }
+  for (const contender of SETS.main) {
     it(`${contender.name}: payloads and types`, async () => {
       const counters = new WireCounters();
       const { conn } = await contender.connect(baseUrl, `sanity-echo-${Date.now()}`, counters);
       const lines: string[] = [];
       try {
-        for (const payload of [...PAYLOADS, ...TYPE_PROBES.map((p) => ({ ...p, bytes: false }))]) {
-          const supported = "supports" in contender ? contender.supports(payload as never) : true;
+        for (const payload of [...PAYLOADS, ...TYPE_PROBES.map((p) => ({ ...p, bytes: false, size: "" }))]) {
+          const supported = contender.supports(payload);
           if (supported !== true) {
             lines.push(`  ${payload.id}: unsupported by design (${supported})`);
             continue;

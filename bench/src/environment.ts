@@ -10,6 +10,8 @@ export interface Environment {
   wrangler: string;
   workerd: string;
   capnweb: string;
+  /** The Agents SDK (`agents`); absent in runs before it was a contender. */
+  agents?: string;
   dorpc: string;
   compatibilityDate: string;
   compatibilityFlags: string;
@@ -54,6 +56,7 @@ export function environment(localObservability: boolean): Environment {
     wrangler: version("node_modules/wrangler/package.json"),
     workerd: version("node_modules/workerd/package.json"),
     capnweb: version("node_modules/capnweb/package.json"),
+    agents: version("node_modules/agents/package.json"),
     dorpc: `@dorpc/rpc ${version("packages/rpc/package.json")}, @dorpc/routing ${version("packages/routing/package.json")} (this checkout)`,
     compatibilityDate: /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1] ?? "?",
     compatibilityFlags: /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1]?.replace(/"/g, "").trim() ?? "",

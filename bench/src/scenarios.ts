@@ -1,19 +1,40 @@
 /**
- * What is measured, and how much of it, in quick and full mode. Sizes are chosen so that a full
- * run stays near 20 minutes on a 2-core machine (documented in docs/performance.md); every
- * number of samples here is per block (one contender, one round).
+ * What is measured: every scenario of the plan, its kind and its contender set. How much of it
+ * (samples per block, passes per round, rounds) is in sizes.ts.
  */
-import type { Conn } from "./contenders/index.js";
+import type { Conn, ContenderSet, Feature } from "./contenders/index.js";
 import { PAYLOADS, type Payload } from "./payloads.js";
+import { featureScenarios } from "./scenarios-features.js";
+import { type Sizes, sizesFor } from "./sizes.js";
 
-export type Group = "counter" | "counter-fresh" | "counter-large" | "payload" | "connect" | "routing" | "inflight" | "clients";
+export { FULL, QUICK, type Sizes } from "./sizes.js";
+
+export type Group =
+  | "counter"
+  | "counter-fresh"
+  | "counter-large"
+  | "payload"
+  | "connect"
+  | "routing"
+  | "inflight"
+  | "clients"
+  | "pipeline"
+  | "callback"
+  | "fanout"
+  | "oneshot"
+  | "ordering"
+  | "guarantee";
 
 interface Base {
   id: string;
   group: Group;
   label: string;
-  /** Which contender set: the main three or dorpc vs dorpc behind a hand-written route. */
-  set: "main" | "routing";
+  /** Which contenders it compares (contenders/index.ts). */
+  set: ContenderSet;
+  /** Passes per round: in each, every contender runs one block (order alternating). */
+  repeats: number;
+  /** Runs only for contenders that support this feature; the others report why not. */
+  feature?: Feature;
 }
 
 /** n sequential samples on one connection; a sample is `callsPerSample` calls made one after another. */
@@ -27,6 +48,8 @@ export interface SequenceScenario extends Base {
   warmupPerScenario: number;
   payload?: Payload;
   sample(conn: Conn, value: unknown): Promise<unknown>;
+  /** Checked once per contender before timing (untimed): why the sample's result is wrong, or undefined. */
+  check?(conn: Conn, value: unknown): Promise<string | undefined>;
 }
 
 /** k samples, each a new connection + first call (getValue), then closed untimed. */
@@ -54,7 +77,37 @@ export interface ClientsScenario extends Base {
   warmMs: number;
 }
 
-export type Scenario = SequenceScenario | ConnectScenario | InflightScenario | ClientsScenario;
+/** One caller and `recipients` listeners on one object; a sample: fanOut() until the last listener has it. */
+export interface FanoutScenario extends Base {
+  kind: "fanout";
+  recipients: number;
+  samplesPerBlock: number;
+}
+
+/** A sample: a client that makes `calls` getValue() calls and leaves (new HTTP request, or new WebSocket). */
+export interface OneshotScenario extends Base {
+  kind: "oneshot";
+  transport: "http" | "ws";
+  calls: number;
+  samplesPerBlock: number;
+}
+
+/** A sample: slow(slowMs) sent, then `fastCalls` getValue() calls right behind it; the fast calls are timed. */
+export interface OrderingScenario extends Base {
+  kind: "ordering";
+  slowMs: number;
+  fastCalls: number;
+  samplesPerBlock: number;
+}
+
+export type Scenario =
+  | SequenceScenario
+  | ConnectScenario
+  | InflightScenario
+  | ClientsScenario
+  | FanoutScenario
+  | OneshotScenario
+  | OrderingScenario;
 
 export interface Plan {
   rounds: number;
@@ -68,97 +121,35 @@ const incrementThenGet = async (conn: Conn) => {
   return conn.getValue();
 };
 
-/** Every size in one place. Full: ~20 minutes on 2 cores. Quick: a smoke test under 2 minutes. */
-export interface Sizes {
-  rounds: number;
-  /** The counter trio at n = 100 (reused and fresh connection). */
-  trio: number;
-  /** The counter trio with large samples: increment and getValue per block, pairs = half. */
-  trioLarge: number | null;
-  /** Samples per block by payload id; `default` for the small ones. */
-  payload: Record<string, number> & { default: number };
-  /** Warm-up for payloads of ≥ 1 MiB (per scenario, per block); smaller ones use 20 / 10. */
-  bigWarmup: [number, number];
-  connect: number;
-  connectNewInstance: number;
-  routingGetValue: number;
-  /** Closed-loop window and the untimed run-in before it. */
-  inflightMs: number;
-  clientsMs: number;
-  loopWarmMs: number;
-  /** Clients per DO, on 1 DO and on 16 DOs. */
-  clientsPerDO: number[];
-}
-
-export const FULL: Sizes = {
-  rounds: 5,
-  trio: 100,
-  trioLarge: 2_000,
-  payload: { default: 500, "structs-1000": 150, "string-64k": 150, "u8-64k": 150, "string-1m": 20, "u8-1m": 20, "u8-10m": 4 },
-  bigWarmup: [2, 1],
-  connect: 30,
-  connectNewInstance: 15,
-  routingGetValue: 1_000,
-  inflightMs: 1_000,
-  clientsMs: 1_000,
-  loopWarmMs: 300,
-  clientsPerDO: [1, 4, 16],
-};
-
-export const QUICK: Sizes = {
-  rounds: 2,
-  trio: 100,
-  trioLarge: null,
-  payload: { default: 20, "structs-1000": 10, "string-64k": 10, "u8-64k": 10, "string-1m": 2, "u8-1m": 2, "u8-10m": 1 },
-  bigWarmup: [0, 0],
-  connect: 3,
-  connectNewInstance: 2,
-  routingGetValue: 100,
-  inflightMs: 200,
-  clientsMs: 200,
-  loopWarmMs: 100,
-  clientsPerDO: [1, 4],
-};
-
-export function plan(quick: boolean): Plan {
-  const sizes = quick ? QUICK : FULL;
+function latencyScenarios(sizes: Sizes): Scenario[] {
   const scenarios: Scenario[] = [];
-  const trio = (group: Group, n: number, warmup: number) => {
+  const trio = (group: Group, n: number, repeats: number, warmup: number) => {
     const suffix = warmup === 0 ? ", fresh connection" : "";
-    const common = { group, set: "main" as const, warmupPerBlock: warmup, warmupPerScenario: 20 };
+    const common = { group, set: "main" as const, repeats, warmupPerBlock: warmup, warmupPerScenario: 20, samplesPerBlock: n };
+    const blocks = repeats > 1 ? ` (blocks of ${n})` : "";
     scenarios.push(
       {
         ...common,
         kind: "sequence",
         id: `${group}-increment`,
-        label: `${n} × increment()${suffix}`,
-        samplesPerBlock: n,
+        label: `increment()${suffix}${blocks}`,
         callsPerSample: 1,
         sample: increment,
       },
-      {
-        ...common,
-        kind: "sequence",
-        id: `${group}-getValue`,
-        label: `${n} × getValue()${suffix}`,
-        samplesPerBlock: n,
-        callsPerSample: 1,
-        sample: getValue,
-      },
+      { ...common, kind: "sequence", id: `${group}-getValue`, label: `getValue()${suffix}${blocks}`, callsPerSample: 1, sample: getValue },
       {
         ...common,
         kind: "sequence",
         id: `${group}-incget`,
-        label: `${n / 2} × (increment + getValue)${suffix}`,
-        samplesPerBlock: n / 2,
+        label: `increment + getValue${suffix}${blocks}`,
         callsPerSample: 2,
         sample: incrementThenGet,
       },
     );
   };
-  trio("counter", sizes.trio, 20);
-  trio("counter-fresh", sizes.trio, 0);
-  if (sizes.trioLarge) trio("counter-large", sizes.trioLarge, 20);
+  trio("counter", sizes.trio, sizes.trioRepeats, 20);
+  trio("counter-fresh", sizes.trio, sizes.trioRepeats, 0);
+  if (sizes.trioLarge) trio("counter-large", sizes.trioLarge, 1, 20);
 
   for (const payload of PAYLOADS) {
     const n = sizes.payload[payload.id] ?? sizes.payload.default;
@@ -168,6 +159,7 @@ export function plan(quick: boolean): Plan {
       id: `payload-${payload.id}`,
       group: "payload",
       set: "main",
+      repeats: sizes.payloadRepeats,
       label: payload.label,
       samplesPerBlock: n,
       callsPerSample: 1,
@@ -178,54 +170,36 @@ export function plan(quick: boolean): Plan {
     });
   }
 
-  scenarios.push(
-    {
-      kind: "connect",
-      id: "connect-fresh",
-      group: "connect",
-      set: "main",
-      label: "fresh connection + first call (same instance)",
-      samplesPerBlock: sizes.connect,
-      newInstance: false,
-    },
-    {
-      kind: "connect",
-      id: "connect-new-do",
-      group: "connect",
-      set: "main",
-      label: "fresh connection + first call (new instance)",
-      samplesPerBlock: sizes.connectNewInstance,
-      newInstance: true,
-    },
-    {
-      kind: "connect",
-      id: "routing-connect",
-      group: "routing",
-      set: "routing",
-      label: "fresh connection + first call",
-      samplesPerBlock: sizes.connect,
-      newInstance: false,
-    },
-    {
-      kind: "sequence",
-      id: "routing-getValue",
-      group: "routing",
-      set: "routing",
-      label: `${sizes.routingGetValue} × getValue() on the open connection`,
-      samplesPerBlock: sizes.routingGetValue,
-      callsPerSample: 1,
-      warmupPerBlock: 20,
-      warmupPerScenario: 20,
-      sample: getValue,
-    },
-  );
+  const connect = (id: string, group: Group, set: ContenderSet, label: string, n: number, repeats: number, newInstance: boolean) =>
+    scenarios.push({ kind: "connect", id, group, set, label, samplesPerBlock: n, repeats, newInstance });
+  connect("connect-fresh", "connect", "main", "fresh connection + first call (same instance)", sizes.connect, sizes.connectRepeats, false);
+  connect("connect-new-do", "connect", "main", "fresh connection + first call (new instance)", sizes.connectNewInstance, 1, true);
+  connect("routing-connect", "routing", "routing", "fresh connection + first call", sizes.connect, 1, false);
+  scenarios.push({
+    kind: "sequence",
+    id: "routing-getValue",
+    group: "routing",
+    set: "routing",
+    repeats: 1,
+    label: `${sizes.routingGetValue} × getValue() on the open connection`,
+    samplesPerBlock: sizes.routingGetValue,
+    callsPerSample: 1,
+    warmupPerBlock: 20,
+    warmupPerScenario: 20,
+    sample: getValue,
+  });
+  return scenarios;
+}
 
+function throughputScenarios(sizes: Sizes): Scenario[] {
+  const scenarios: Scenario[] = [];
   for (const inFlight of [1, 4, 16, 64, 128]) {
     scenarios.push({
       kind: "inflight",
       id: `inflight-${inFlight}`,
       group: "inflight",
       set: "main",
+      repeats: 1,
       label: `${inFlight} in flight, one connection`,
       inFlight,
       durationMs: sizes.inflightMs,
@@ -234,12 +208,14 @@ export function plan(quick: boolean): Plan {
   }
   for (const dos of [1, 16]) {
     for (const clientsPerDO of sizes.clientsPerDO) {
+      const connections = clientsPerDO * dos;
       scenarios.push({
         kind: "clients",
         id: `clients-${clientsPerDO}x${dos}`,
         group: "clients",
         set: "main",
-        label: `${clientsPerDO} client${clientsPerDO > 1 ? "s" : ""} per DO × ${dos} DO${dos > 1 ? "s" : ""} (${clientsPerDO * dos} connection${clientsPerDO * dos > 1 ? "s" : ""})`,
+        repeats: 1,
+        label: `${clientsPerDO} client${clientsPerDO > 1 ? "s" : ""} per DO × ${dos} DO${dos > 1 ? "s" : ""} (${connections} connection${connections > 1 ? "s" : ""})`,
         clientsPerDO,
         dos,
         durationMs: sizes.clientsMs,
@@ -247,7 +223,15 @@ export function plan(quick: boolean): Plan {
       });
     }
   }
-  return { rounds: sizes.rounds, scenarios };
+  return scenarios;
+}
+
+export function plan(mode: { quick: boolean; pinned: boolean; rounds?: number | null }): Plan {
+  const sizes = sizesFor(mode);
+  return {
+    rounds: mode.rounds ?? sizes.rounds,
+    scenarios: [...latencyScenarios(sizes), ...throughputScenarios(sizes), ...featureScenarios(sizes)],
+  };
 }
 
 export const GROUP_TITLES: Record<Group, string> = {
@@ -259,4 +243,10 @@ export const GROUP_TITLES: Record<Group, string> = {
   routing: "Routing: routeDORequest vs a hand-written route (dorpc both sides)",
   inflight: "Throughput vs calls in flight (closed loop, one connection, increment())",
   clients: "Concurrent clients (closed loop, one call at a time per connection, increment())",
+  pipeline: "Pipelining: three dependent calls, echo(echo(getValue()))",
+  callback: "Callbacks: the object calls a function the client passed",
+  fanout: "Fan-out: one call reaches every connected client (call → last recipient)",
+  oneshot: "One-shot clients: a new HTTP request or a new WebSocket, N calls, gone",
+  ordering: "Ordering: fast calls sent right behind a slow call (fast calls timed)",
+  guarantee: "Cost of guarantees (dorpc only)",
 };

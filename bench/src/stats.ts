@@ -72,3 +72,33 @@ export function relativeRange(values: readonly number[]): number | null {
   if (!s || s.median === 0) return null;
   return (s.max - s.min) / s.median;
 }
+
+/** The median with a distribution-free ~95 % confidence interval (order statistics of the sorted values). */
+export interface MedianCI {
+  median: number;
+  low: number;
+  high: number;
+  n: number;
+}
+
+/**
+ * Median and its ~95 % confidence interval without assuming a distribution: the interval runs
+ * between the order statistics at ranks n/2 ∓ 0.98·√n (the normal approximation of the binomial
+ * with p = ½), clamped to the sample. Needs n ≥ 6 for an interval narrower than the whole range.
+ */
+export function medianCI(values: readonly number[]): MedianCI | null {
+  const s = spread(values);
+  if (!s) return null;
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  const n = sorted.length;
+  const half = 0.98 * Math.sqrt(n);
+  const lowRank = Math.max(1, Math.floor(n / 2 - half));
+  const highRank = Math.min(n, Math.ceil(n / 2 + 1 + half));
+  return { median: s.median, low: sorted[lowRank - 1]!, high: sorted[highRank - 1]!, n };
+}
+
+/** Half the confidence interval's width relative to the median: a change larger than about twice this is resolved. */
+export function ciHalfWidth(ci: MedianCI | null): number | null {
+  if (!ci || ci.median === 0) return null;
+  return (ci.high - ci.low) / 2 / ci.median;
+}

@@ -1,4 +1,4 @@
-/** The dorpc contender and the README's quick-start Durable Object. */
+/** The dorpc contenders and the README's quick-start Durable Object. */
 import { RpcDurableObject } from "@dorpc/rpc/server";
 import { CounterImpl } from "./counter-impl.js";
 
@@ -21,6 +21,14 @@ export class Counter extends RpcDurableObject<Env> {
   echo<T>(value: T): T {
     return this.#impl.echo(value);
   }
+
+  bornAt(): number {
+    return this.#impl.bornAt();
+  }
+
+  slow(ms: number): Promise<void> {
+    return this.#impl.slow(ms);
+  }
 }
 
 /**
@@ -30,4 +38,12 @@ export class Counter extends RpcDurableObject<Env> {
  */
 export class CounterLive extends Counter {
   static override rpcOptions = { exposeErrorStack: true, hibernation: false };
+}
+
+/**
+ * The same Counter with `ordering: "concurrent"`: a call that awaits does not hold back the
+ * calls sent after it on the same connection (the ordering scenario's `dorpc-concurrent`).
+ */
+export class CounterConcurrent extends Counter {
+  static override rpcOptions = { exposeErrorStack: true, ordering: "concurrent" as const };
 }

@@ -4,6 +4,10 @@ interface Env {
   COUNTER: DurableObjectNamespace<import("./counter.js").Counter>;
   /** dorpc with `hibernation: false`, reached at /__rpc/COUNTER_LIVE/<instance>. */
   COUNTER_LIVE: DurableObjectNamespace<import("./counter.js").CounterLive>;
+  /** dorpc with `ordering: "concurrent"` (the ordering scenario), reached at /__rpc/COUNTER_CONCURRENT/<instance>. */
+  COUNTER_CONCURRENT: DurableObjectNamespace<import("./counter.js").CounterConcurrent>;
+  /** Agents SDK contender (an Agent with @callable methods), reached at /agents/agents-counter/<instance>. */
+  AGENTS_COUNTER: DurableObjectNamespace<import("./agents-counter.js").AgentsCounter>;
   /** Cap'n Web contender, reached at /capnweb/<instance>. */
   CAPNWEB_COUNTER: DurableObjectNamespace<import("./capnweb-counter.js").CapnwebCounter>;
   /** Raw-WebSocket floor contender, reached at /floor/<instance>. */

@@ -7,12 +7,16 @@
  *  - /capnweb/{instance}: the Cap'n Web contender (CapnwebCounter).
  *  - /floor/{instance}: the raw-WebSocket floor contender (FloorCounter, hibernatable socket).
  *  - /floor-accept/{instance}: the same floor over a non-hibernatable socket (FloorAcceptCounter).
+ *  - /agents/agents-counter/{instance}: the Agents SDK contender (AgentsCounter), routed by
+ *    `routeAgentRequest` as the Agents docs do it.
  *
  * All of them serve the same CounterImpl (counter-impl.ts), each class on its own instances.
  */
 import { routeDORequest } from "@dorpc/routing";
+import { routeAgentRequest } from "agents";
 
-export { Counter, CounterLive } from "./counter.js";
+export { AgentsCounter } from "./agents-counter.js";
+export { Counter, CounterConcurrent, CounterLive } from "./counter.js";
 export { CapnwebCounter } from "./capnweb-counter.js";
 export { FloorAcceptCounter, FloorCounter } from "./floor-counter.js";
 
@@ -41,6 +45,9 @@ export default {
     }
     if ((name = instanceAfter(path, "/floor-accept/")) !== undefined) {
       return env.FLOOR_ACCEPT_COUNTER.getByName(name).fetch(request);
+    }
+    if (path.startsWith("/agents/")) {
+      return (await routeAgentRequest(request, env)) ?? new Response("Not found", { status: 404 });
     }
     if ((name = instanceAfter(path, "/direct/COUNTER/")) !== undefined) {
       // The Durable Object's handleRpcRequest answers only /__rpc/{binding}/{instance}.

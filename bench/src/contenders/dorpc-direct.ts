@@ -4,4 +4,4 @@
  */
 import { dorpcContender } from "./dorpc.js";
 
-export const dorpcDirect = dorpcContender("dorpc-direct", "dorpc (hand-written route, /direct/COUNTER/<instance>)", "/direct");
+export const dorpcDirect = dorpcContender("dorpc-direct", "dorpc (hand-written route, /direct/COUNTER/<instance>)", { prefix: "/direct" });

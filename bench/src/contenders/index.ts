@@ -1,22 +1,39 @@
 /**
- * The contenders. Adding one = one file implementing `Contender` + one entry here. The order of
- * MAIN is the A/B/C/D order of the interleaving (ABCD, DCBA, ABCD, …).
+ * The contenders, and which of them each kind of scenario compares. Adding one = one file
+ * implementing `Contender` + one entry here. The order of a set is the A/B/C… order of the
+ * interleaving (ABC…, …CBA, ABC…, …).
  */
+import { agents } from "./agents.js";
 import { capnweb } from "./capnweb.js";
-import { dorpc, dorpcLive } from "./dorpc.js";
+import { dorpc, dorpcConcurrent, dorpcLive } from "./dorpc.js";
 import { dorpcDirect } from "./dorpc-direct.js";
+import { dorpcExactlyOnce, dorpcSchema } from "./dorpc-guarantees.js";
 import { floor } from "./floor.js";
 import { floorAccept } from "./floor-accept.js";
 import type { Contender } from "./types.js";
 
 /**
- * Compared in every scenario. Ratios are dorpc ÷ capnweb and dorpc ÷ floor in the tables; the
- * targets also give dorpc-live (hibernation: false) ÷ capnweb and ÷ floor-accept, its like-for-like
- * floor. floor-accept alone is a diagnostic: what the hibernation API costs.
+ * Which contenders a scenario compares:
+ *  - main: every latency, throughput and cost scenario. Targets are dorpc ÷ floor, ÷ capnweb and
+ *    ÷ agents; dorpc-live (hibernation: false) and floor-accept (the floor on an accepted socket)
+ *    are diagnostics (what the hibernation API costs).
+ *  - features: pipelining, callbacks, fan-out, HTTP one-shot (dorpc's side may be pending).
+ *  - ordering: a slow call then fast calls; dorpc with sequential and with concurrent ordering.
+ *  - routing: the same dorpc object behind routeDORequest and behind a hand-written route.
+ *  - exactly-once / schema: dorpc-only cost-of-guarantee ratios.
  */
-export const MAIN: readonly Contender[] = [dorpc, dorpcLive, capnweb, floor, floorAccept];
+export const SETS = {
+  main: [dorpc, dorpcLive, capnweb, agents, floor, floorAccept],
+  features: [dorpc, capnweb, agents, floor],
+  ordering: [dorpc, dorpcConcurrent, capnweb, agents, floor],
+  routing: [dorpc, dorpcDirect],
+  "exactly-once": [dorpc, dorpcExactlyOnce],
+  schema: [dorpc, dorpcSchema],
+} as const satisfies Record<string, readonly Contender[]>;
 
-/** Only in the routing scenarios: the same dorpc Durable Object behind a hand-written route. */
-export const ROUTING: readonly Contender[] = [dorpc, dorpcDirect];
+export type ContenderSet = keyof typeof SETS;
 
-export type { Conn, Connected, Contender } from "./types.js";
+/** Every contender once, in a stable order. */
+export const ALL: readonly Contender[] = [...new Set(Object.values(SETS).flat())];
+
+export type { Conn, Connected, Contender, Feature, Support } from "./types.js";

@@ -1,16 +1,18 @@
 /**
- * After wrangler has stopped: raw results → results JSON, charts, log entry, terminal summary.
- * Runs in vitest's global teardown; writes nothing when the run did not complete.
+ * After wrangler has stopped: raw results (+ the extras the global setup measured before it
+ * started) → results JSON, charts, log entry, terminal summary. Runs in vitest's global teardown;
+ * writes nothing when the run did not complete.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { loadAverage } from "../environment.js";
-import type { RawRun } from "../raw.js";
+import type { Extras, RawRun } from "../raw.js";
 import type { RunSettings } from "../settings.js";
 import { REPO_ROOT } from "../settings.js";
-import { analyze, targets as computeTargets, type ScenarioStats } from "./analyze.js";
+import { analyze, type ScenarioStats } from "./analyze.js";
 import { entryMarkdown, LOG_HEADER, terminalSummary } from "./markdown.js";
 import { clientsChart, inflightChart, latencyChart } from "./svg.js";
+import { computeTargets, type Targets } from "./targets.js";
 
 function round(values: number[], digits: number): number[] {
   const f = 10 ** digits;
@@ -18,7 +20,7 @@ function round(values: number[], digits: number): number[] {
 }
 
 /** The committed JSON: every raw sample (µs, 0.1 µs resolution; 1 µs in throughput loops) plus the analysis. */
-function resultsJson(raw: RawRun, stats: ScenarioStats[], targets: ReturnType<typeof computeTargets>): string {
+function resultsJson(raw: RawRun, stats: ScenarioStats[], targets: Targets): string {
   const rows = raw.rows.map((row) => {
     const info = raw.scenarios.find((s) => s.id === row.scenario)!;
     const digits = info.kind === "inflight" || info.kind === "clients" ? 0 : 1;
@@ -29,12 +31,14 @@ function resultsJson(raw: RawRun, stats: ScenarioStats[], targets: ReturnType<ty
         latUs: round(b.latUs, digits),
         handshakeUs: b.handshakeUs ? round(b.handshakeUs, 1) : undefined,
         cpuUs: Math.round(b.cpuUs),
+        serverCpuUs: b.serverCpuUs === undefined ? undefined : Math.round(b.serverCpuUs),
+        proxyCpuUs: b.proxyCpuUs === undefined ? undefined : Math.round(b.proxyCpuUs),
       })),
     };
   });
   return JSON.stringify({
-    format: "dorpc-bench/1",
-    note: "latUs: per-sample latency in µs, every sample of every timed block, none dropped. See docs/performance.md.",
+    format: "dorpc-bench/2",
+    note: "latUs: per-sample latency in µs, every sample of every timed block, none dropped. serverCpuUs / proxyCpuUs: workerd CPU per block. See docs/performance.md.",
     ...raw,
     rows,
     analysis: stats.map((s) => ({ scenario: s.info.id, metric: s.metric, ratios: s.ratios, rows: s.rows })),
@@ -42,17 +46,27 @@ function resultsJson(raw: RawRun, stats: ScenarioStats[], targets: ReturnType<ty
   });
 }
 
+function readExtras(path: string): Extras {
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Extras;
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
 export async function finishRun(settings: RunSettings): Promise<void> {
+  const extras = readExtras(settings.extrasPath);
   if (!existsSync(settings.rawPath)) {
     process.stderr.write("bench: no complete results (failed, interrupted or a sanity run): no log entry written\n");
     return;
   }
-  const raw = JSON.parse(readFileSync(settings.rawPath, "utf8")) as RawRun;
+  const raw = { ...(JSON.parse(readFileSync(settings.rawPath, "utf8")) as RawRun), ...extras };
   if (!raw.complete) return;
   const loadAfter = loadAverage();
   const wallSeconds = (Date.now() - Date.parse(raw.startedAt)) / 1000;
   const stats = analyze(raw);
-  const targets = computeTargets(stats, raw.quick);
+  const targets = computeTargets(stats, raw.quick, raw.bundle);
 
   const stamp = raw.startedAt.replace(/\.\d+Z$/, "Z").replace(/:/g, "-");
   const base = `${stamp}-${raw.environment.gitHash}`;
@@ -60,8 +74,10 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   mkdirSync(settings.resultsDir, { recursive: true });
   mkdirSync(dirname(settings.logPath), { recursive: true });
 
-  const main = ["dorpc", "dorpc-live", "capnweb", "floor", "floor-accept"].filter((c) => raw.contenders.some((x) => x.name === c));
-  const routing = ["dorpc", "dorpc-direct"];
+  const main = ["dorpc", "dorpc-live", "capnweb", "agents", "floor", "floor-accept"].filter((c) =>
+    raw.contenders.some((x) => x.name === c),
+  );
+  const features = ["dorpc", "dorpc-concurrent", "capnweb", "agents", "floor"].filter((c) => raw.contenders.some((x) => x.name === c));
   const byGroup = (...groups: string[]) => stats.filter((s) => groups.includes(s.info.group));
   const charts: { title: string; file: string; svg: string }[] = [];
   const addLatency = (title: string, key: string, groups: string[], names: string[]) => {
@@ -71,7 +87,18 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   addLatency("Latency: counter calls", "latency-counter", ["counter", "counter-fresh", "counter-large"], main);
   addLatency("Latency: payload matrix (echo)", "latency-payload", ["payload"], main);
   addLatency("Latency: connection setup", "latency-connect", ["connect"], main);
-  addLatency("Latency: routing (dorpc via routeDORequest vs hand-written route)", "latency-routing", ["routing"], routing);
+  addLatency(
+    "Latency: routing (dorpc via routeDORequest vs hand-written route)",
+    "latency-routing",
+    ["routing"],
+    ["dorpc", "dorpc-direct"],
+  );
+  addLatency(
+    "Latency: features (pipelining, callbacks, fan-out, one-shot, ordering)",
+    "latency-features",
+    ["pipeline", "callback", "fanout", "oneshot", "ordering"],
+    features,
+  );
   const inflight = byGroup("inflight");
   if (inflight.length)
     charts.push({
@@ -100,8 +127,7 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   appendFileSync(settings.logPath, `${entryMarkdown(raw, stats, targets, links, loadAfter, wallSeconds)}\n`);
   rmSync(settings.rawPath, { force: true });
 
-  const summary = terminalSummary(stats, targets, main);
-  process.stdout.write(`\n${summary}\n\n`);
+  process.stdout.write(`\n${terminalSummary(stats, targets, main)}\n\n`);
   process.stdout.write(`bench: log entry appended to ${relative(REPO_ROOT, settings.logPath)}\n`);
   process.stdout.write(
     `bench: results ${relative(REPO_ROOT, jsonPath)}, charts in ${relative(REPO_ROOT, settings.chartsDir)}/ (${charts.length})\n`,

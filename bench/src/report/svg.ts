@@ -12,8 +12,11 @@ export const COLORS: Record<string, string> = {
   floor: "#2e9e4f",
   "floor-accept": "#8c5bbf",
   "dorpc-direct": "#14a0b4",
+  "dorpc-live": "#6d9eeb",
+  "dorpc-concurrent": "#0b3d91",
+  agents: "#c2185b",
 };
-const FALLBACK = ["#b8860b", "#c2185b", "#555555"];
+const FALLBACK = ["#b8860b", "#555555", "#7f6000"];
 
 function color(name: string, index: number): string {
   return COLORS[name] ?? FALLBACK[index % FALLBACK.length]!;
