@@ -313,7 +313,7 @@ describe("without Symbol.dispose (as in Safari)", () => {
 });
 
 describe("allowedOrigins", () => {
-  it("refuses a page from another origin (403 on the upgrade): the call fails with an RpcError and no socket opens", async () => {
+  it("refuses a page from another origin (403 on the upgrade): the call fails with CONNECT_FAILED naming allowedOrigins, and no socket opens", async () => {
     const port = new URL(dev.baseUrl).port;
     // localhost and 127.0.0.1 are different origins to the browser, served by the same Worker.
     const foreign = `http://localhost:${port}`;
@@ -328,7 +328,13 @@ describe("allowedOrigins", () => {
           await client.increment();
           return { outcome: "resolved", states };
         } catch (error) {
-          return { outcome: RpcError.is(error) ? "RpcError" : String(error), states, origin: location.origin };
+          return {
+            outcome: RpcError.is(error) ? "RpcError" : String(error),
+            code: (error as { code?: string }).code,
+            message: (error as Error).message,
+            states,
+            origin: location.origin,
+          };
         } finally {
           rpcConnection(client).close();
         }
@@ -336,7 +342,9 @@ describe("allowedOrigins", () => {
       freshInstance("foreign"),
       dev.baseUrl,
     );
-    expect(result).toMatchObject({ outcome: "RpcError", origin: foreign });
+    // Never connected: CONNECT_FAILED, pointing at allowedOrigins (the browser hides the 403 itself).
+    expect(result).toMatchObject({ outcome: "RpcError", code: "CONNECT_FAILED", origin: foreign });
+    expect(result.message).toContain("allowedOrigins");
     expect(result.states).not.toContain("open");
     await sockets.until((log) => log.sockets[0]?.error !== undefined);
     expect(sockets.sockets).toHaveLength(1);

@@ -84,4 +84,31 @@ describe("wrangler dev, Node client", () => {
     expect(response.status).toBe(404);
     expect(await response.text()).toContain('"COUNTR"');
   });
+
+  describe("a client that never connects says why (CONNECT_FAILED, not DISCONNECTED)", () => {
+    it("a binding the Worker does not have: the Worker's 404 and what to check", async () => {
+      await using client = createRpcClient<Counter>("COUNTR", "x", { baseUrl: dev.baseUrl, reconnect: false });
+      const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
+      expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+      expect(error.message).toContain("nothing was sent");
+      expect(error.message).toContain("404");
+      expect(error.message).toContain("COUNTR");
+      expect(error.message).toContain("binding name and the prefix");
+    });
+
+    it("a port where nothing listens: says nothing answered there", async () => {
+      const port = dev.port + 17;
+      await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: `http://127.0.0.1:${port}`, reconnect: false, connectTimeout: 3_000 });
+      const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
+      expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+      expect(error.message).toContain(`Nothing answered at http://127.0.0.1:${port}`);
+    });
+
+    it("a prefix the router does not serve: the answer is read and named", async () => {
+      await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: dev.baseUrl, prefix: "/rpc", reconnect: false });
+      const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
+      expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+      expect(error.message).toMatch(/answered .*404|404/);
+    });
+  });
 });

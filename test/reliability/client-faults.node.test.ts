@@ -408,6 +408,15 @@ describe("timeouts and abort", () => {
     expect(t.service.runsOf("increment")).toBe(2);
   });
 
+  it("a call that times out while the client is reconnecting says it was never sent, and why", async () => {
+    using t = setup();
+    await t.client.increment();
+    t.faults.failOpens = Infinity;
+    t.faults.last.paired.cut();
+    const error = await rpcFailure(withCallOptions(t.client.increment(), { timeout: 60 }), "TIMEOUT");
+    expect(error.message).toMatch(/the call was never sent, because the connection closed \(code 1006: [^)]*\) and \d+ reconnect attempt\(s\) have not succeeded yet\./);
+  });
+
   it("calls that time out while reconnecting do not accumulate in the queue (memory bounded by maxPendingCalls)", async () => {
     // Session invariant: "queued + sent ≤ limits.maxPendingCalls: memory stays bounded".
     using t = setup({ limits: { maxPendingCalls: 4 } });

@@ -213,12 +213,12 @@ describe("exactly once across drops, resets and evictions (the default)", () => 
 });
 
 describe("a constructor that throws", () => {
-  it("gives a clear DISCONNECTED error, and works again once fixed", async () => {
+  it("gives a clear CONNECT_FAILED error, and works again once fixed", async () => {
     const name = unique("broken-ctor");
     brokenConstructors.add(name);
     try {
       using c = connect<Reliable>(name);
-      const error = await rpcFailure(c.client.increment(), "DISCONNECTED");
+      const error = await rpcFailure(c.client.increment(), "CONNECT_FAILED");
       expect(error.message).toContain("Reliable constructor failed on purpose"); // the cause reaches the client
       expect(rpcConnection(c.client).state).toBe("idle"); // never opened: no reconnect loop
       brokenConstructors.delete(name);

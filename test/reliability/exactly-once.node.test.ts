@@ -218,5 +218,5 @@ describe("the ledger (Node, in-memory transport)", () => {
     expect(service.value).toBe(20 * 200);
     expect(service.runsOf("increment")).toBe(20 * 200);
     expect(callIds(faults.connections.flatMap((c) => c.paired.sentByClient)).length).toBeGreaterThanOrEqual(20 * 200);
-  });
+  }, 60_000);
 });

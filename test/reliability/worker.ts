@@ -23,6 +23,8 @@ export const brokenConstructors = new Set<string>();
 
 export class Reliable extends RpcDurableObject<Env> {
   static rpcOptions: RpcServerOptions = {
+    // Sequential: the ordering tests (and the restart test's "queued behind" call) rely on it.
+    ordering: "sequential",
     // `?who=` on the connect URL becomes the connection's identity (kept in the attachment).
     identify: (request) => new URL(request.url).searchParams.get("who") ?? undefined,
   };

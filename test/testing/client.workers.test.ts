@@ -57,7 +57,7 @@ describe("reaching the object", () => {
     using plain = createTestClient(env.PREFIXED, unique("no-prefix"), { reconnect: false });
     const error = (await failure(plain.ping())) as RpcError;
     expect(error).toBeInstanceOf(RpcError);
-    expect(error.code).toBe("DISCONNECTED");
+    expect(error.code).toBe("CONNECT_FAILED");
     expect(error.message).toContain("404");
     expect(testConnection(plain).attempts[0]!.status).toBe(404);
   });

@@ -34,11 +34,11 @@ describe("options.headers (any other scheme)", () => {
     expect(await ada.callerIdentity()).toEqual({ user: "ada" });
   });
 
-  it("a connection the object's identify refuses fails with DISCONNECTED naming the 401", async () => {
+  it("a connection the object's identify refuses fails with CONNECT_FAILED naming the 401", async () => {
     using nobody = createTestClient(env.BEARER, unique("bearer-refused"), { reconnect: false });
     const error = (await failure(nobody.callerIdentity())) as RpcError;
     expect(error).toBeInstanceOf(RpcError);
-    expect(error.code).toBe("DISCONNECTED");
+    expect(error.code).toBe("CONNECT_FAILED");
     expect(error.message).toContain("401");
     expect(testConnection(nobody).attempts.map((attempt) => attempt.status)).toEqual([401]);
   });

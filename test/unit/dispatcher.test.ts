@@ -610,9 +610,9 @@ describe("ordering", () => {
     })();
   }
 
-  it("starts the calls of one frame in order even when the first awaits (default: sequential)", async () => {
+  it("starts the calls of one frame in order even when the first awaits (ordering: sequential)", async () => {
     const log: string[] = [];
-    const { client, paired } = clientFor(orderedTarget(log));
+    const { client, paired } = clientFor(orderedTarget(log), { ordering: "sequential" });
     using _ = client;
     expect(await Promise.all([client.first(), client.second(), client.third()])).toEqual([1, 2, 3]);
     expect(paired.connections[0]!.sentByClient).toHaveLength(1);

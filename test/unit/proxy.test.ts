@@ -293,7 +293,8 @@ describe("disposal", () => {
   for (const kind of ["Symbol.dispose", "Symbol.asyncDispose", "rpcConnection(client).close()"] as const) {
     it(`${kind} closes the connection, rejects pending calls with DISPOSED, and every later call too`, async () => {
       const api = new Api();
-      const paired = pairWith(api);
+      // Sequential: the calls after `never()` stay pending on the server too.
+      const paired = pairWith(api, { ordering: "sequential" });
       const { factory, closes } = recordingCloses(paired);
       const client = createRpcClient<Api>("API", "proxy", { transport: factory });
       expect(await client.double(1)).toBe(2);
@@ -615,11 +616,12 @@ describe("disconnects", () => {
     await expectRejectsCode(call, "DISCONNECTED");
   });
 
-  it("rejects calls with DISCONNECTED when the first connection cannot open", async () => {
+  it("rejects calls with CONNECT_FAILED when the first connection cannot open, saying nothing was sent", async () => {
     const { client, paired } = setup();
     using _ = client;
     paired.failNextOpen = true;
-    await expectRejectsCode(client.double(1), "DISCONNECTED");
+    const error = await expectRejectsCode(client.double(1), "CONNECT_FAILED");
+    expect(error.message).toContain("nothing was sent");
     expect(await client.double(2)).toBe(4);
     expect(paired.connections).toHaveLength(2);
   });

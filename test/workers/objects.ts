@@ -176,7 +176,7 @@ export class Counter extends RpcDurableObject<Env> {
  * connection concurrently instead of one after another.
  */
 export class MyCounter extends Counter {
-  static override rpcOptions = { exposeErrorStack: true, ordering: "concurrent" } satisfies RpcServerOptions;
+  static override rpcOptions = { exposeErrorStack: true, ordering: "sequential" } satisfies RpcServerOptions;
 }
 
 /** A plain Durable Object that knows nothing of dorpc; `Wrapped` adds RPC to it. */

@@ -100,7 +100,7 @@ describe("routing to Durable Objects in workerd", () => {
     }
   });
 
-  it("onBeforeConnect returning a Response blocks the upgrade: 403, no socket, and the client call fails DISCONNECTED", async () => {
+  it("onBeforeConnect returning a Response blocks the upgrade: 403, no socket, and the client call fails CONNECT_FAILED", async () => {
     const name = uniqueName("blocked");
     const response = await upgrade(`/__rpc/my-counter/${name}?block=1`);
     expect(response.status).toBe(403);
@@ -109,7 +109,7 @@ describe("routing to Durable Objects in workerd", () => {
     expect(await response.text()).toBe(`connect blocked for MY_COUNTER/${name}`);
 
     using client = viaWorker(env.COUNTER, name, { query: { block: "1" }, reconnect: false });
-    const error = await rpcFailure(client.increment(), "DISCONNECTED");
+    const error = await rpcFailure(client.increment(), "CONNECT_FAILED");
     expect(error.message).toContain("403");
     expect(await count(env.COUNTER.getByName(name))).toBeUndefined();
   });

@@ -54,7 +54,7 @@ describe("the Worker in front of it", () => {
     using stranger = createTestClient(env.COUNTER, "refused", { worker: exports.default, query: { token: "nope" }, reconnect: false });
     const error = await stranger.getValue().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RpcError);
-    expect((error as RpcError).code).toBe("DISCONNECTED");
+    expect((error as RpcError).code).toBe("CONNECT_FAILED");
     expect(testConnection(stranger).attempts[0]!.status).toBe(401);
   });
 });

@@ -45,6 +45,8 @@ export interface CallerOptions {
   onQueued?: () => void;
   /** Backpressure: true while the connection has too much unsent; calls then stay queued. */
   congested?: () => boolean;
+  /** What to add to a TIMEOUT message for a call that was never sent (why it could not be). */
+  unsentBecause?: () => string | undefined;
 }
 
 const NO_BLOBS: Uint8Array[] = [];
@@ -480,6 +482,13 @@ export class Caller implements CallMaker {
     this.queue = [];
   }
 
+  /** Takes every queued (unsent) call that is still waiting out of the queue; they stay pending. */
+  takeQueued(): OutgoingCall[] {
+    const calls = this.queue.filter((call) => !call.settled);
+    this.queue = [];
+    return calls;
+  }
+
   /** Fails every queued (unsent) call with `error`. */
   failQueued(error: unknown): void {
     for (const call of this.queue) this.finish(call, false, error);
@@ -522,7 +531,11 @@ export class Caller implements CallMaker {
     let next = Infinity;
     for (const call of [...this.pending.values()]) {
       if (call.deadline === 0) continue;
-      if (call.deadline <= now) this.fail(call, new RpcError("TIMEOUT", `No reply from ${this.label} within ${call.timeout} ms.`));
+      if (call.deadline <= now) {
+        const because = call.sentOn ? undefined : this.options.unsentBecause?.();
+        const message = `No reply from ${this.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
+        this.fail(call, new RpcError("TIMEOUT", message));
+      }
       else if (call.deadline < next) next = call.deadline;
     }
     if (next !== Infinity) this.armDeadlines(next);

@@ -31,9 +31,10 @@ export interface RpcServerOptions {
   /** Path prefix of the RPC endpoint, as routed by `routeDORequest`. Default `/__rpc`. */
   prefix?: string;
   /**
-   * `"sequential"` (default): calls from one connection run one after another in the order
-   * sent, even when a call awaits I/O. `"concurrent"`: each call starts as soon as it arrives
-   * (still in order), so a slow call does not hold back the ones after it.
+   * `"concurrent"` (default): each call starts as soon as it arrives (in the order sent) and
+   * interleaves with others at its `await`s, as native Durable Object calls do; a slow call does
+   * not hold back the ones after it. `"sequential"`: calls from one connection run one after
+   * another, even when a call awaits I/O (a cancelled call stops holding the others back).
    */
   ordering?: "sequential" | "concurrent";
   /**
@@ -100,7 +101,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
     throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
   }
   const limits = resolveLimits(options?.limits);
-  const ordering = options?.ordering ?? "sequential";
+  const ordering = options?.ordering ?? "concurrent";
   if (ordering !== "sequential" && ordering !== "concurrent") {
     throw new RpcError("BAD_OPTION", `ordering must be "sequential" or "concurrent", got ${JSON.stringify(ordering)}.`);
   }

@@ -137,6 +137,11 @@ export class ClientSession implements TransportHandler {
         if (this._state === "idle") this.connect();
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
+      unsentBecause: () => {
+        if (this._state !== "reconnecting" || !this.lastClose) return undefined;
+        const { code, reason } = this.lastClose;
+        return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${this.attempt} reconnect attempt(s) have not succeeded yet.`;
+      },
     });
     this.subscriptions = new Subscriptions(this);
   }
@@ -291,6 +296,7 @@ export class ClientSession implements TransportHandler {
 
   onClose(code: number, reason: string): void {
     const conn = this.conn;
+    const transport = this.transport;
     this.conn = undefined;
     this.transport = undefined;
     this.lastClose = { code, reason };
@@ -340,9 +346,17 @@ export class ClientSession implements TransportHandler {
       );
     }
     this.exports.peerLost();
+    if (!this.everOpened) {
+      // Never connected: say so, and why if the transport can tell (a WebSocket error says
+      // nothing). Queued calls fail with CONNECT_FAILED; the next call tries again.
+      this.connectFailed(code, reason, transport);
+      this.attempt = 0;
+      this.setState("idle");
+      return;
+    }
     if (!resume) {
-      // Nothing to resume (the first connection never opened, or reconnection is off): queued
-      // calls fail now rather than wait for their timeouts; the next call connects again.
+      // Reconnection is off: queued calls fail now rather than wait for their timeouts; the
+      // next call connects again.
       this.caller.failQueued(new RpcError("DISCONNECTED", `${error.message} The call was never sent.`, { cause: error.cause }));
       this.attempt = 0;
       this.setState("idle");
@@ -350,6 +364,23 @@ export class ClientSession implements TransportHandler {
     }
     this.attempt++;
     this.scheduleReconnect();
+  }
+
+  /** Fails the calls that waited for a first connection that never opened, with the likely reason. */
+  private connectFailed(code: number, reason: string, transport: RpcTransport | undefined): void {
+    const calls = this.caller.takeQueued();
+    if (calls.length === 0) return;
+    const why = reason ? `: ${reason}` : "";
+    const what =
+      code === CloseCode.ConnectTimeout
+        ? `The connection to ${this.options.label} did not open within connectTimeout (${this.options.connectTimeout} ms).`
+        : `Could not connect to ${this.options.label} (code ${code}${why}); nothing was sent.`;
+    const fail = (diagnosis: string | undefined) => {
+      const error = new RpcError("CONNECT_FAILED", diagnosis ? `${what} ${diagnosis}` : what);
+      for (const call of calls) this.caller.fail(call, error);
+    };
+    if (!transport?.diagnose) return fail(undefined);
+    transport.diagnose().then(fail, () => fail(undefined));
   }
 
   private scheduleReconnect(): void {

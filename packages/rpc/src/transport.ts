@@ -31,6 +31,11 @@ export interface RpcTransport {
   close(code?: number, reason?: string): void;
   /** Bytes accepted by `send` and not yet written to the network, where the runtime tells. */
   readonly bufferedAmount?: number;
+  /**
+   * Called when a connection never opened: a sentence on why, for the `CONNECT_FAILED` error
+   * (e.g. what the endpoint answers to a plain request). Optional; may take a moment.
+   */
+  diagnose?(): Promise<string | undefined>;
 }
 
 /** Makes a fresh transport for each connection attempt. */

@@ -4,6 +4,7 @@
  */
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
+import { diagnoseEndpoint } from "./diagnose.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 /** The part of the WHATWG WebSocket that dorpc uses. */
@@ -79,6 +80,14 @@ class WebSocketTransport implements RpcTransport {
         this.finish(1006, "connection error");
       });
     });
+  }
+
+  /**
+   * Why a connection that never opened failed: WebSocket errors say nothing (a browser reports
+   * 1006 whatever the server answered), so ask the same URL over plain HTTP and read the answer.
+   */
+  async diagnose(): Promise<string | undefined> {
+    return diagnoseEndpoint(this.url);
   }
 
   send(frame: WireFrame): void {
