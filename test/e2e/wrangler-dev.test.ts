@@ -98,7 +98,11 @@ describe("wrangler dev, Node client", () => {
 
     it("a port where nothing listens: says nothing answered there", async () => {
       const port = dev.port + 17;
-      await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: `http://127.0.0.1:${port}`, reconnect: false, connectTimeout: 3_000 });
+      await using client = createRpcClient<Counter>("COUNTER", "x", {
+        baseUrl: `http://127.0.0.1:${port}`,
+        reconnect: false,
+        connectTimeout: 3_000,
+      });
       const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
       expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
       expect(error.message).toContain(`Nothing answered at http://127.0.0.1:${port}`);

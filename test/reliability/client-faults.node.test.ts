@@ -414,7 +414,9 @@ describe("timeouts and abort", () => {
     t.faults.failOpens = Infinity;
     t.faults.last.paired.cut();
     const error = await rpcFailure(withCallOptions(t.client.increment(), { timeout: 60 }), "TIMEOUT");
-    expect(error.message).toMatch(/the call was never sent, because the connection closed \(code 1006: [^)]*\) and \d+ reconnect attempt\(s\) have not succeeded yet\./);
+    expect(error.message).toMatch(
+      /the call was never sent, because the connection closed \(code 1006: [^)]*\) and \d+ reconnect attempt\(s\) have not succeeded yet\./,
+    );
   });
 
   it("calls that time out while reconnecting do not accumulate in the queue (memory bounded by maxPendingCalls)", async () => {

@@ -4,7 +4,8 @@
  * arguments (callbacks), and what happens to references on release, reconnect and misuse.
  */
 import { describe, expect, it } from "vitest";
-import { createRpcClient, RpcError, rpcConnection, rpcDispose, RpcTarget } from "../../packages/rpc/src/index.js";
+import { currentCall } from "../../packages/rpc/src/callee.js";
+import { createRpcClient, RpcError, rpcConnection, rpcDispose, RpcTarget, withCallOptions } from "../../packages/rpc/src/index.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { pairWith } from "../support/paired-transport.js";
 import { expectRejectsCode, expectRpcError, rejectionOf, settle } from "./helpers.js";
@@ -594,5 +595,31 @@ describe("functions as arguments", () => {
     await settle();
     const error = await rejectionOf(Promise.resolve(api.kept!(1)));
     expect(RpcError.is(error) && ["REFERENCE_LOST", "DISCONNECTED"].includes(error.code)).toBe(true);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Cancellation
+// ---------------------------------------------------------------------------------------------
+
+describe("cancellation", () => {
+  it("a call that times out sends a Cancel frame; the callee's signal aborts and no reply is sent", async () => {
+    const seen: AbortSignal[] = [];
+    class Slow {
+      wait(): Promise<never> {
+        seen.push(currentCall()!.signal);
+        return new Promise(() => {});
+      }
+    }
+    const paired = pairWith(new Slow());
+    using client = createRpcClient<Slow>("SLOW", "cancel", { transport: paired.factory });
+    await expectRejectsCode(withCallOptions(client.wait(), { timeout: 20 }), "TIMEOUT");
+    await settle();
+    expect(paired.connections[0]!.sentByClient).toEqual(['\u001eC[[1,["wait",[0]]]]', "\u001eK[1]"]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.aborted).toBe(true);
+    expect((seen[0]!.reason as Error).name).toBe("AbortError");
+    expect(paired.connections[0]!.server()!.callee.size).toBe(0);
+    expect(paired.connections[0]!.sentByServer).toEqual([]);
   });
 });

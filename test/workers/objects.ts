@@ -7,7 +7,15 @@
  *  - `Manual`: a DurableObject calling `handleRpcRequest` / `handleRpcMessage` itself.
  */
 import { DurableObject } from "cloudflare:workers";
-import { handleRpcMessage, handleRpcRequest, RpcDurableObject, RpcTarget, withRpc, type RpcServerOptions } from "@dorpc/rpc/server";
+import {
+  handleRpcMessage,
+  handleRpcRequest,
+  RpcDurableObject,
+  RpcTarget,
+  rpcCaller,
+  withRpc,
+  type RpcServerOptions,
+} from "@dorpc/rpc/server";
 
 /** Header the worker's onBeforeConnect / onBeforeRequest hooks add when they replace a request. */
 export const REPLACED_HEADER = "x-test-replaced";
@@ -95,6 +103,27 @@ export class Counter extends RpcDurableObject<Env> {
   saveSnapshot<T>(value: T): T {
     this.ctx.storage.kv.put("snapshot", value);
     return this.ctx.storage.kv.get<T>("snapshot")!;
+  }
+
+  /**
+   * Waits up to `ms`, or until the caller cancels (rpcCaller().signal), and records which: a
+   * cancelled call stops its work.
+   */
+  async waitOrCancel(ms: number): Promise<string> {
+    const signal = rpcCaller()!.signal;
+    const outcome = await new Promise<string>((resolve) => {
+      const timer = setTimeout(() => resolve("finished"), ms);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve(`cancelled: ${(signal.reason as Error).name}`);
+      });
+    });
+    this.ctx.storage.kv.put("waitOutcome", outcome);
+    return outcome;
+  }
+
+  waitOutcome(): string | undefined {
+    return this.ctx.storage.kv.get<string>("waitOutcome");
   }
 
   async addLater(a: number, b: number, ms = 5): Promise<number> {

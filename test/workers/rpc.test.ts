@@ -4,11 +4,11 @@
  * hibernatable socket) and every call runs on the object in workerd. The route in front of it
  * (routeDORequest) is covered by routing.test.ts, whose clients connect through the Worker.
  */
-import { RpcError } from "@dorpc/rpc";
+import { RpcError, withCallOptions } from "@dorpc/rpc";
 import { createTestClient, testConnection } from "@dorpc/testing";
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { rejection, uniqueName } from "./helpers.js";
+import { describe, expect, it, vi } from "vitest";
+import { rejection, rpcFailure, uniqueName } from "./helpers.js";
 import type { Counter, MyCounter, User } from "./objects.js";
 
 function counterStorage<T>(name: string, key: string): Promise<T | undefined> {
@@ -261,3 +261,31 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+describe("cancellation reaches the object", () => {
+  it("a call that times out on the client aborts rpcCaller().signal on the object, and the object stops", async () => {
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("cancel-timeout"));
+    await rpcFailure(withCallOptions(client.waitOrCancel(10_000), { timeout: 50 }), "TIMEOUT");
+    await vi.waitFor(async () => expect(await client.waitOutcome()).toBe("cancelled: AbortError"));
+  });
+
+  it("an AbortSignal aborts the call on the object too", async () => {
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("cancel-abort"));
+    const controller = new AbortController();
+    const call = withCallOptions(client.waitOrCancel(10_000), { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    controller.abort(new Error("user gave up"));
+    expect(((await call.catch((e: unknown) => e)) as Error).message).toBe("user gave up");
+    await vi.waitFor(async () => expect(await client.waitOutcome()).toBe("cancelled: AbortError"));
+  });
+
+  it('with ordering: "sequential" a cancelled call no longer holds back the calls after it', async () => {
+    // The cancelled call still runs on the object for 10 s; the call behind it must not wait for
+    // that (it would outlive this test's timeout).
+    using client = createTestClient<MyCounter>(env.MY_COUNTER, uniqueName("cancel-sequential"));
+    const slow = withCallOptions(client.addLater(1, 1, 10_000), { timeout: 50 });
+    const after = client.getValue();
+    await rpcFailure(slow, "TIMEOUT");
+    expect(await after).toBe(0);
+  });
+});

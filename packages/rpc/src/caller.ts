@@ -535,8 +535,7 @@ export class Caller implements CallMaker {
         const because = call.sentOn ? undefined : this.options.unsentBecause?.();
         const message = `No reply from ${this.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
         this.fail(call, new RpcError("TIMEOUT", message));
-      }
-      else if (call.deadline < next) next = call.deadline;
+      } else if (call.deadline < next) next = call.deadline;
     }
     if (next !== Infinity) this.armDeadlines(next);
   }

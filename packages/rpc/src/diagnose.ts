@@ -27,7 +27,11 @@ export async function diagnoseEndpoint(wsUrl: string): Promise<string | undefine
   if (typeof fetchImpl !== "function") return undefined;
   let response: Response;
   try {
-    response = await fetchImpl(httpUrl, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), credentials: "omit", redirect: "manual" } as RequestInit);
+    response = await fetchImpl(httpUrl, {
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      credentials: "omit",
+      redirect: "manual",
+    } as RequestInit);
   } catch (error) {
     const blocked = pageOrigin !== undefined && !sameAsPage;
     return blocked
