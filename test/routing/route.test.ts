@@ -408,8 +408,16 @@ describe("hooks", () => {
 
   it("runs onBeforeRequest, not onBeforeConnect, for ordinary requests", async () => {
     const { env, log, options } = setup();
+    await route(req("/__rpc/my-counter/a"), env, options);
+    await route(req("/__rpc/my-counter/a/files/x", { method: "POST", body: "x" }), env, options);
+    expect(log).toEqual(["request", "request"]);
+  });
+
+  it("runs onBeforeConnect, not onBeforeRequest, for a POST to the RPC path itself (an HTTP batch)", async () => {
+    const { env, log, options, ctx } = setup();
     await route(req("/__rpc/my-counter/a", { method: "POST", body: "x" }), env, options);
-    expect(log).toEqual(["request"]);
+    expect(log).toEqual(["connect"]);
+    expect(ctx()?.instance).toBe("a");
   });
 
   it.each(["websocket", "WebSocket", "WEBSOCKET"])("runs onBeforeConnect, not onBeforeRequest, for Upgrade: %s", async (value) => {
@@ -508,7 +516,7 @@ describe("hooks", () => {
   });
 });
 
-describe("allowedOrigins for WebSocket upgrades", () => {
+describe("allowedOrigins for WebSocket upgrades and HTTP batches", () => {
   function setup(options: RouteOptions) {
     const counter = fakeNamespace("COUNTER");
     let hookRuns = 0;
@@ -569,6 +577,29 @@ describe("allowedOrigins for WebSocket upgrades", () => {
   it("does not check the origin of ordinary requests", async () => {
     const { run } = setup({ allowedOrigins: ["https://app.example"] });
     expect((await run(req("/__rpc/COUNTER/a", { headers: { Origin: "https://evil.example" } }))).status).toBe(200);
+    const deeper = req("/__rpc/COUNTER/a/upload", { method: "POST", body: "x", headers: { Origin: "https://evil.example" } });
+    expect((await run(deeper)).status).toBe(200);
+  });
+
+  it("checks the origin of an HTTP batch (a POST to the RPC path) like an upgrade, before hooks run", async () => {
+    const { run, counter, hookRuns } = setup({ allowedOrigins: ["https://app.example"] });
+    const refused = await run(req("/__rpc/COUNTER/a", { method: "POST", body: "x", headers: { Origin: "https://evil.example" } }));
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('HTTP batch from origin "https://evil.example" is not allowed');
+    expect(hookRuns()).toBe(0);
+    expect(counter.seen).toHaveLength(0);
+    const allowed = await run(req("/__rpc/COUNTER/a", { method: "POST", body: "x", headers: { Origin: "https://app.example" } }));
+    expect(allowed.status).toBe(200);
+    expect(hookRuns()).toBe(1);
+    expect(counter.seen).toHaveLength(1);
+  });
+
+  it("refuses an HTTP batch without an Origin header when requireOrigin is set", async () => {
+    const { run, counter } = setup({ allowedOrigins: ["https://app.example"], requireOrigin: true });
+    const response = await run(req("/__rpc/COUNTER/a", { method: "POST", body: "x" }));
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain("HTTP batch without an Origin header is not allowed");
+    expect(counter.seen).toHaveLength(0);
   });
 
   it("allows any origin when unset", async () => {

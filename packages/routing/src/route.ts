@@ -45,18 +45,22 @@ export interface RouteOptions<Env extends object = object> {
   /** Path prefix owning the routes. Default `"/__rpc"`; a leading slash is added and trailing slashes removed. */
   prefix?: string;
   /**
-   * Origins allowed to open WebSockets (cross-site WebSocket hijacking protection). An upgrade
-   * with an `Origin` header that is not allowed gets 403. Unset: any origin may connect.
+   * Origins allowed to connect (cross-site WebSocket hijacking protection): a WebSocket upgrade,
+   * or an HTTP batch (a `POST` to exactly `{prefix}/{binding}/{instance}`), with an `Origin`
+   * header that is not allowed gets 403. Unset: any origin may connect.
    */
   allowedOrigins?: readonly string[] | ((origin: string) => boolean);
   /**
-   * With `allowedOrigins`, also refuse (403) WebSocket upgrades without an `Origin` header.
+   * With `allowedOrigins`, also refuse (403) connections (upgrades, HTTP batches) without an `Origin` header.
    * Default `false`, because non-browser clients usually send none.
    */
   requireOrigin?: boolean;
   /** CORS for HTTP requests inside the prefix. Default off. */
   cors?: false | CorsOptions;
-  /** Runs for WebSocket upgrade requests only, after the origin check. */
+  /**
+   * Runs when a client connects, after the origin check: for WebSocket upgrades, and for HTTP
+   * batches (a `POST` to exactly `{prefix}/{binding}/{instance}`).
+   */
   onBeforeConnect?: RouteHook<Env>;
   /** Runs for every other request except CORS preflights, which never reach a hook. */
   onBeforeRequest?: RouteHook<Env>;
@@ -205,13 +209,18 @@ async function handle(request: Request, env: object, settings: CompiledOptions, 
 }
 
 async function dispatch(request: Request, env: object, settings: CompiledOptions, path: string, rest: string): Promise<Response> {
+  // A WebSocket upgrade, or a POST to exactly {prefix}/{binding}/{instance} (an HTTP batch of
+  // calls): both are a client connecting, with the same Origin check and the same hook.
   const upgrade = isWebSocketUpgrade(request);
-  if (upgrade && settings.allowedOrigins !== undefined) {
+  const segments = rest.slice(1).split("/");
+  const connecting = upgrade || (request.method === "POST" && segments.length === 2 && segments[1] !== "");
+  const what = upgrade ? "WebSocket upgrade" : "HTTP batch";
+  if (connecting && settings.allowedOrigins !== undefined) {
     const origin = request.headers.get("Origin");
     if (origin === null) {
-      if (settings.requireOrigin) return textResponse(403, `WebSocket upgrade without an Origin header is not allowed.`);
+      if (settings.requireOrigin) return textResponse(403, `${what} without an Origin header is not allowed.`);
     } else if (!settings.allowedOrigins.matches(origin)) {
-      return textResponse(403, `WebSocket upgrade from origin ${quote(origin)} is not allowed.`);
+      return textResponse(403, `${what} from origin ${quote(origin)} is not allowed.`);
     }
   }
 
@@ -263,7 +272,7 @@ async function dispatch(request: Request, env: object, settings: CompiledOptions
   }
 
   const ctx: RouteContext = Object.freeze({ binding, instance, namespace, env });
-  const hookName = upgrade ? "onBeforeConnect" : "onBeforeRequest";
+  const hookName = connecting ? "onBeforeConnect" : "onBeforeRequest";
   const hook = settings[hookName];
   // Only a hook may vouch for who is calling: a client-sent identity header never gets through.
   let forwarded = request.headers.has(IDENTITY_HEADER) ? withoutIdentity(request) : request;

@@ -167,6 +167,21 @@ export class Callee {
     return this.running.size;
   }
 
+  private idleWaiters: (() => void)[] | undefined;
+
+  /** Resolves once no call with an id is running or waiting (an HTTP batch answers then). */
+  whenIdle(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
+  }
+
+  private checkIdle(): void {
+    if (this.running.size > 0 || !this.idleWaiters) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = undefined;
+    for (const resolve of waiters) resolve();
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Receiving
   // ---------------------------------------------------------------------------------------------
@@ -318,6 +333,7 @@ export class Callee {
 
   /** Answers `call` with the frame stored when it first ran, without running it again. */
   private replay(call: Incoming, frame: WireFrame): void {
+    queueMicrotask(() => this.checkIdle());
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -327,6 +343,7 @@ export class Callee {
   }
 
   private refuseCall(call: Incoming, error: RpcError): void {
+    queueMicrotask(() => this.checkIdle());
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -509,6 +526,7 @@ export class Callee {
       this.active = undefined;
       this.drain();
     }
+    this.checkIdle();
   }
 
   /** A gated call that was answered from the record after all: the frame goes on. */

@@ -10,6 +10,7 @@ import { ClientSession, type ConnectionState, type HeartbeatOptions, type Reconn
 import type { TransportFactory } from "./transport.js";
 import { type EventInfo, type SubscribeOptions, type Subscription, sessionOf } from "./subscriptions.js";
 import type { Arrived, RpcClient, TOPICS } from "./types.js";
+import { type FetchLike, httpTransport } from "./http-transport.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /** Options for {@link createRpcClient}. Validated when the client is created. */
@@ -29,8 +30,17 @@ export interface RpcClientOptions {
   query?: Record<string, string>;
   /** Receive-side limits for replies. */
   limits?: Partial<RpcLimits>;
-  /** Replace the WebSocket transport (tests, custom channels). `baseUrl` is then not needed. */
-  transport?: TransportFactory;
+  /**
+   * How calls travel. `"websocket"` (default): one WebSocket, calls both ways, pushes,
+   * subscriptions. `"http"`: each turn's calls are one `POST` (an HTTP batch) — for scripts, cron
+   * jobs and Workers that make a few calls and leave; no pushes, no callbacks, no stubs after the
+   * request. Or a `TransportFactory` of your own (tests, custom channels; `baseUrl` then unused).
+   */
+  transport?: "websocket" | "http" | TransportFactory;
+  /** The `fetch` an HTTP batch uses (e.g. a service binding's, in a Worker). Default: the global one. */
+  fetch?: FetchLike;
+  /** Extra headers of every HTTP batch request (e.g. `Authorization`). WebSockets cannot carry headers from a browser: use `query`. */
+  headers?: HeadersInit;
   /**
    * Re-open a connection that closed unexpectedly, with capped, jittered exponential backoff;
    * `false` disables. Calls made meanwhile wait (bounded by `limits.maxPendingCalls`) and go out
@@ -127,9 +137,11 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   }
   const limits = resolveLimits(options.limits);
   checkPrefix(options.prefix ?? DEFAULT_PREFIX);
-  let transport = options.transport;
+  const given = options.transport ?? "websocket";
+  let transport: TransportFactory;
   let label = `${binding}/${instance}`;
-  if (!transport) {
+  if (typeof given === "function") transport = given;
+  else if (given === "websocket") {
     const url = connectUrl(binding, instance, options);
     label = url;
     const WebSocketImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
@@ -137,6 +149,20 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
       throw new RpcError("BAD_OPTION", 'No global WebSocket in this runtime: pass options.WebSocket (e.g. from the "ws" package).');
     }
     transport = webSocketTransport(url, WebSocketImpl);
+  } else if (given === "http") {
+    const url = connectUrl(binding, instance, options).replace(/^ws(s?):/, "http$1:");
+    label = url;
+    const fetchImpl = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch?.bind(globalThis);
+    if (typeof fetchImpl !== "function") throw new RpcError("BAD_OPTION", "No global fetch in this runtime: pass options.fetch.");
+    let headers: Headers;
+    try {
+      headers = new Headers(options.headers ?? {});
+    } catch (error) {
+      throw new RpcError("BAD_OPTION", `headers must be a HeadersInit (an object, a list of pairs or a Headers): ${(error as Error).message}`);
+    }
+    transport = httpTransport(url, fetchImpl, headers);
+  } else {
+    throw new RpcError("BAD_OPTION", `transport must be "websocket", "http" or a TransportFactory, got ${JSON.stringify(given)}.`);
   }
   const reconnect =
     options.reconnect === false
@@ -149,7 +175,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
           resetAfter: [0, 3_600_000],
         });
   const heartbeat =
-    options.heartbeat === false
+    options.heartbeat === false || (given === "http" && options.heartbeat === undefined)
       ? false
       : numericOptions<HeartbeatOptions>("heartbeat", options.heartbeat, HEARTBEAT_DEFAULTS, {
           interval: [10, 3_600_000],

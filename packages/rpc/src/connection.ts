@@ -349,6 +349,12 @@ export class Connection {
     }
   }
 
+  /** Resolves once every call received here has answered and the answers have been sent. */
+  async whenIdle(): Promise<void> {
+    await this.callee.whenIdle();
+    await this.outbox.drain();
+  }
+
   /** Closes the link. The owner calls `end` when the close is reported. */
   close(code?: number, reason?: string): void {
     this.link.close(code, reason);

@@ -153,6 +153,8 @@ export interface ChannelHooks {
   onHello?: (session: string, resending: boolean) => boolean;
   /** The object's delivery record. */
   records?: Records;
+  /** The client cannot be called back (an HTTP batch): why, for the error of such a call. */
+  noCallbacks?: string;
 }
 
 /** The connection of `channel` serving `target`, made on first use. */
@@ -181,9 +183,11 @@ export function connectionFor(
         exports: c.exports,
         // A socket that is closing or closed: calls to it fail at once instead of timing out.
         refuse: () =>
-          ((channel as { readyState?: number }).readyState ?? 1) > 1
-            ? new RpcError("DISCONNECTED", "The client has disconnected; the call was not sent.")
-            : undefined,
+          hooks?.noCallbacks
+            ? new RpcError("NOT_CALLABLE", hooks.noCallbacks)
+            : ((channel as { readyState?: number }).readyState ?? 1) > 1
+              ? new RpcError("DISCONNECTED", "The client has disconnected; the call was not sent.")
+              : undefined,
         onUnobservedError: (error) => console.warn(`dorpc: a call to a client that nobody awaited failed: ${describe(error)}`),
       });
       caller.attach(c);

@@ -35,14 +35,18 @@ import {
   writeAttachment,
 } from "./socket-state.js";
 import { deliveryOf } from "./delivery.js";
+import { handleBatch, type HttpChannel } from "./http-batch.js";
 import { publish, topicSystem } from "./topics.js";
 
 /** Who is calling: the attachment of the connection whose call is running. */
 export interface RpcCaller {
   identity: unknown;
   connectedAt: number;
-  /** The caller's socket (e.g. to close it, or to pass to `this.client(…)`). */
-  socket: WebSocket;
+  /**
+   * The caller's socket (e.g. to close it, or to pass to `this.client(…)`); `undefined` for a
+   * caller that came over HTTP batch, which has no socket and cannot be called back.
+   */
+  socket: WebSocket | undefined;
   /**
    * Aborts when the caller gives up on this call (its timeout or AbortSignal) or disconnects.
    * Pass it to `fetch` and other cancellable work; check `signal.aborted` in long loops.
@@ -57,8 +61,20 @@ export interface RpcCaller {
  */
 export function rpcCaller(): RpcCaller | undefined {
   const call = currentCall();
-  const socket = call?.channel as WebSocket | undefined;
-  if (!call || !socket || typeof (socket as Partial<WebSocket>).deserializeAttachment !== "function") return undefined;
+  if (!call) return undefined;
+  const channel = call.channel as Partial<HttpChannel>;
+  if (channel.http) {
+    return {
+      identity: channel.identity,
+      connectedAt: channel.connectedAt ?? 0,
+      socket: undefined,
+      get signal() {
+        return call.signal;
+      },
+    };
+  }
+  const socket = call.channel as WebSocket;
+  if (typeof socket.deserializeAttachment !== "function") return undefined;
   const attachment = readAttachment(socket);
   return {
     identity: attachment?.identity,
@@ -88,8 +104,13 @@ function stateOf(target: object): DurableObjectState {
 /** Options registered for a class (its `rpcOptions`, or what `withRpc` was given). */
 const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
 
+/** Options an object was last served with through `handleRpcRequest` / `handleRpcMessage`. */
+const servedWith = new WeakMap<object, ResolvedServerOptions>();
+
 /** The options an object is served with, for the functions that take none. */
 function optionsOf(target: object): ResolvedServerOptions {
+  const served = servedWith.get(target);
+  if (served) return served;
   const ctor = (target as { constructor?: object }).constructor;
   const own = ctor && classOptions.has(ctor) ? classOptions.get(ctor) : (ctor as WithRpcOptions | undefined)?.rpcOptions;
   return resolveServerOptions(own);
@@ -101,15 +122,18 @@ const channelHooks = new WeakMap<object, (channel: ReplyChannel) => ChannelHooks
 function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: ReplyChannel) => ChannelHooks {
   let hooks = channelHooks.get(target);
   if (!hooks) {
+    servedWith.set(target, resolved);
     const records = deliveryOf(target, resolved.delivery);
     hooks = (channel) => {
       const ws = channel as WebSocket;
-      const base = hooksFor(channel);
-      if (resolved.topics.size > 0) base.system = topicSystem(target, ws, resolved.topics);
+      // An HTTP batch has no socket: no attachment to keep, no subscriptions (nothing to push to).
+      const http = (channel as Partial<HttpChannel>).http === true;
+      const base = http ? {} : hooksFor(channel);
+      if (resolved.topics.size > 0 && !http) base.system = topicSystem(target, ws, resolved.topics);
       base.records = records;
       base.onHello = (session, resending) => {
         // Kept with the socket: after eviction the new connection still knows whose calls arrive.
-        const attachment = readAttachment(ws);
+        const attachment = http ? undefined : readAttachment(ws);
         if (attachment && attachment.session !== session) writeAttachment(ws, { ...attachment, session });
         return records ? records.hello(session, resending) : true;
       };
@@ -137,8 +161,9 @@ export async function handleRpcRequest(request: Request, target: object, options
   const ctx = stateOf(target);
   const path = new URL(request.url).pathname;
   if (!isRpcPath(path, resolved.prefix)) return undefined;
-  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
-    return new Response(`${path} is a dorpc endpoint: connect with a WebSocket (Upgrade: websocket).`, {
+  const upgrade = request.headers.get("Upgrade")?.toLowerCase() === "websocket";
+  if (!upgrade && request.method !== "POST") {
+    return new Response(`${path} is a dorpc endpoint: connect with a WebSocket (Upgrade: websocket), or POST a batch of calls.`, {
       status: 426,
       headers: { Upgrade: "websocket", "Content-Type": "text/plain; charset=utf-8" },
     });
@@ -150,9 +175,15 @@ export async function handleRpcRequest(request: Request, target: object, options
     } catch (error) {
       // The reason stays on the server: identify's errors may describe credentials.
       console.warn(`dorpc: connection refused by identify(): ${String((error as Error)?.message ?? error)}`);
-      return new Response("Connection refused.", { status: 401 });
+      return upgrade
+        ? new Response("Connection refused.", { status: 401 })
+        : new Response(JSON.stringify({ error: { code: "CONNECT_FAILED", message: "Refused by the object's identify()." } }), {
+            status: 401,
+            headers: { "Content-Type": "application/json; charset=utf-8" },
+          });
     }
   }
+  if (!upgrade) return handleBatch(request, target, resolved, identity, hooksOf(target, resolved));
   const pair = new WebSocketPair();
   const server = pair[1];
   const attachment: RpcAttachment = { v: 1, connectedAt: Date.now() };
@@ -263,7 +294,8 @@ export function rpcClients<C>(target: object, filter?: ClientFilter): Broadcast<
  * `DISCONNECTED` if the client goes away first.
  */
 export function rpcClient<C>(target: object, who: ClientRef): ClientStub<C> {
-  return clientStub<C>(target, who, optionsOf(target));
+  const resolved = optionsOf(target);
+  return clientStub<C>(target, who, resolved, hooksOf(target, resolved));
 }
 
 /**
@@ -358,7 +390,7 @@ export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = R
 
   /** One client (`rpcCaller()` or a socket): `await this.client(me).confirm(x)` returns its answer. */
   protected client(who: ClientRef): ClientStub<Client> {
-    return clientStub<Client>(this, who, optionsOf(this));
+    return rpcClient<Client>(this, who);
   }
 
   /** Publishes `event` on `topic` (declared in `rpcOptions.topics`); returns its sequence number. */

@@ -128,6 +128,12 @@ export class Outbox {
     if (this.holds === 0) this.flush();
   }
 
+  /** Sends what is queued and resolves once nothing waits any more (Blob reads included). */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.gate) await this.gate;
+  }
+
   /** Drops everything queued (the connection is gone). */
   clear(): void {
     this.kinds = [];

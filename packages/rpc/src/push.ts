@@ -13,12 +13,12 @@
 import { currentCall } from "./callee.js";
 import { type EncodeContext, writeArgs } from "./codec.js";
 import { platformIdentities } from "./platform-state.js";
-import { connectionFor, existingConnection, type ResolvedServerOptions } from "./dispatcher.js";
+import { type ChannelHooks, connectionFor, existingConnection, type ReplyChannel, type ResolvedServerOptions } from "./dispatcher.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type WireFrame, writeFrame } from "./frame.js";
 import { rootProxy } from "./proxy.js";
-import { hooksFor, readAttachment, socketsOf } from "./socket-state.js";
+import { readAttachment, socketsOf } from "./socket-state.js";
 import type { Params, PublicKeys, Remote, Sendable } from "./types.js";
 
 /** A connected client as `clients({ where })` sees it. */
@@ -31,7 +31,7 @@ export interface ClientInfo {
 }
 
 /** Something that names one client: its socket, or what `rpcCaller()` returned. */
-export type ClientRef = WebSocket | { readonly socket: WebSocket };
+export type ClientRef = WebSocket | { readonly socket: WebSocket | undefined };
 
 /** Which connected clients a broadcast reaches. */
 export interface ClientFilter {
@@ -61,8 +61,8 @@ export type ClientStub<C> = {
 
 const OPEN = 1;
 
-function socketOf(ref: ClientRef): WebSocket {
-  return typeof (ref as { socket?: unknown }).socket === "object" ? (ref as { socket: WebSocket }).socket : (ref as WebSocket);
+function socketOf(ref: ClientRef): WebSocket | undefined {
+  return "socket" in ref ? ref.socket : ref;
 }
 
 /** Calls on the clients `filter` selects among `target`'s sockets, as notifications. */
@@ -144,14 +144,24 @@ export function deliver(ws: WebSocket, json: string, blobs: readonly Uint8Array[
 }
 
 /** Calls to the one client behind `ref`, each answered (or failed) on its own. */
-export function clientStub<C>(target: object, ref: ClientRef | undefined, options: ResolvedServerOptions): ClientStub<C> {
+export function clientStub<C>(
+  target: object,
+  ref: ClientRef | undefined,
+  options: ResolvedServerOptions,
+  hooks: (channel: ReplyChannel) => ChannelHooks,
+): ClientStub<C> {
   if (ref === undefined || ref === null) {
     throw new RpcError("BAD_OPTION", "client() needs a client: pass rpcCaller() (inside a call) or one of ctx.getWebSockets().");
   }
   const ws = socketOf(ref);
-  if (typeof (ws as Partial<WebSocket>).send !== "function")
+  if (ws === undefined) {
+    throw new RpcError("NOT_CALLABLE", "This caller came over HTTP batch: it has no connection, so the object cannot call it back.");
+  }
+  if (typeof (ws as Partial<WebSocket>).send !== "function") {
     throw new RpcError("BAD_OPTION", "client() needs a WebSocket or an RpcCaller.");
-  const conn = connectionFor(ws, target, options, hooksFor);
+  }
+  // The same hooks as the socket's messages get: the connection made here may be the one they use.
+  const conn = connectionFor(ws, target, options, hooks);
   return rootProxy(
     conn.caller,
     () => undefined,

@@ -1,0 +1,271 @@
+/**
+ * The HTTP batch endpoint: dorpc without a socket. A `POST` to the RPC path carries one frame of
+ * calls; the object runs them exactly as it runs a socket's frame (same dispatcher, access
+ * policy, limits, pipelining, delivery record), and the response carries their replies once every
+ * call of the request has answered. Nothing outlives the request: references handed out in it
+ * end with it, and the object cannot call the client back.
+ *
+ * Two bodies:
+ *  - `application/x-dorpc`: one dorpc frame, text or binary, as on a socket. The response is one
+ *    frame, or, when the replies needed several (bytes of several replies), a frame list
+ *    (`application/x-dorpc-frames`: each frame prefixed by its u32 little-endian byte length).
+ *  - `application/json`: a human-writable form for `curl` (plain JSON values only):
+ *    `{"method": "users.get", "args": ["a"]}`, or an array of such calls (one batch, in order).
+ *    The answer is `{"result": …}` or `{"error": {"code"?, "name", "message"}}` per call.
+ *
+ * A request dorpc cannot take is answered with a 4xx and a JSON body `{"error": {"code",
+ * "message"}}`: 405 (not POST), 413 (larger than limits.maxMessageBytes), 415 (another content
+ * type), 400 (not a frame, malformed), 401 (identify refused). The object's state is untouched.
+ *
+ * Headers: `X-Dorpc-Session` names the client session (the key of its calls' delivery record),
+ * `X-Dorpc-Resending: 1` says the request resends calls of one that failed.
+ *
+ * Internal module.
+ */
+import { decodeContext, fromRecords } from "./codec.js";
+import { channelClosed, connectionFor, type ChannelHooks, type ReplyChannel, type ResolvedServerOptions } from "./dispatcher.js";
+import { FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
+import { RpcError, type RpcErrorCode } from "./errors.js";
+import { readFrame, type WireFrame } from "./frame.js";
+
+export const SESSION_HEADER = "X-Dorpc-Session";
+export const RESENDING_HEADER = "X-Dorpc-Resending";
+export const FRAME_TYPE = "application/x-dorpc";
+export const FRAMES_TYPE = "application/x-dorpc-frames";
+
+/** What an HTTP batch caller looks like to `rpcCaller()` (it has no socket). */
+export interface HttpChannel extends ReplyChannel {
+  readonly http: true;
+  readonly identity: unknown;
+  readonly connectedAt: number;
+}
+
+/** A 4xx answer with a typed body. */
+function refusal(status: number, code: RpcErrorCode, message: string): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8" },
+  });
+}
+
+const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+/**
+ * Answers one HTTP batch request for `target`. `identity` is what `identify` returned for it
+ * (already checked); `hooks` are the object's per-channel hooks (delivery record, system calls).
+ */
+export async function handleBatch(
+  request: Request,
+  target: object,
+  options: ResolvedServerOptions,
+  identity: unknown,
+  hooks: (channel: ReplyChannel) => ChannelHooks,
+): Promise<Response> {
+  if (request.method !== "POST") {
+    return refusal(405, "PROTOCOL", `The dorpc endpoint takes POST (an HTTP batch) or a WebSocket upgrade, not ${request.method}.`);
+  }
+  const type = (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const json = type === "application/json";
+  if (type !== FRAME_TYPE && !json) {
+    return refusal(415, "PROTOCOL", `An HTTP batch is ${FRAME_TYPE} (a dorpc frame) or application/json, not ${JSON.stringify(type)}.`);
+  }
+  const max = options.limits.maxMessageBytes;
+  const declared = Number(request.headers.get("Content-Length") ?? "NaN");
+  if (declared > max) return refusal(413, "LIMIT", `The request body of ${declared} bytes exceeds limits.maxMessageBytes (${max}).`);
+  const body = await readLimited(request, max);
+  if (body === undefined) return refusal(413, "LIMIT", `The request body exceeds limits.maxMessageBytes (${max}).`);
+
+  let frame: WireFrame;
+  let calls: JsonCalls | undefined;
+  if (json) {
+    try {
+      calls = parseJsonCalls(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body));
+    } catch (error) {
+      return refusal(400, (error as RpcError).code ?? "DECODE", (error as Error).message);
+    }
+    frame = FRAME_MARK_CHAR + "C" + JSON.stringify(calls.map((call, i) => [i + 1, [...call.path, [0, ...call.args]]]));
+  } else {
+    frame = body[0] === 0x1e && body[1] === FrameKind.Calls && isText(body) ? new TextDecoder().decode(body) : body;
+    if (body[0] !== 0x1e || body[1] !== FrameKind.Calls) return refusal(400, "PROTOCOL", "An HTTP batch carries one frame of calls (kind C).");
+  }
+
+  const session = request.headers.get(SESSION_HEADER) ?? undefined;
+  if (session !== undefined && !SESSION_ID.test(session)) return refusal(400, "PROTOCOL", `${SESSION_HEADER} must be 16–64 characters of base64url.`);
+
+  // One connection for the request: replies are collected, never sent early.
+  const sent: WireFrame[] = [];
+  let refused: RpcError | undefined;
+  const channel: HttpChannel = {
+    http: true,
+    identity,
+    connectedAt: Date.now(),
+    send: (out) => void sent.push(out),
+    close: (_code, reason) => {
+      refused ??= new RpcError("PROTOCOL", reason ?? "The batch was refused.");
+    },
+  };
+  const base = hooks(channel);
+  const conn = connectionFor(channel, target, options, () => ({
+    ...base,
+    session,
+    noCallbacks: "This client reached the object over HTTP batch, so it cannot be called back: pass values, or connect with a WebSocket.",
+  }));
+  try {
+    if (session !== undefined) {
+      conn.session = session;
+      conn.expiredSession = base.onHello ? !base.onHello(session, request.headers.get(RESENDING_HEADER) === "1") : false;
+    }
+    conn.receive(frame);
+    await conn.whenIdle();
+  } finally {
+    channelClosed(channel, 1000, "batch answered");
+  }
+  if (refused) return refusal(400, refused.code, refused.message);
+  if (calls) return jsonAnswer(sent, calls.length, calls.single, options);
+  return frameAnswer(sent);
+}
+
+/** The request body, or `undefined` once it grows past `max` bytes (read no further). */
+async function readLimited(request: Request, max: number): Promise<Uint8Array | undefined> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/** A binary frame starts with the mark, the kind and two zero bytes; a text frame does not. */
+function isText(body: Uint8Array): boolean {
+  return !(body.byteLength >= 4 && body[2] === 0 && body[3] === 0);
+}
+
+/** The replies, as one frame or a frame list. */
+function frameAnswer(frames: WireFrame[]): Response {
+  if (frames.length === 1) {
+    const frame = frames[0]!;
+    return new Response(frame as BodyInit, { headers: { "Content-Type": FRAME_TYPE } });
+  }
+  return new Response(joinFrames(frames) as BodyInit, { headers: { "Content-Type": FRAMES_TYPE } });
+}
+
+/** Frames as a frame list: each prefixed by its u32 little-endian byte length. */
+export function joinFrames(frames: readonly WireFrame[]): Uint8Array {
+  const encoder = new TextEncoder();
+  const bytes = frames.map((f) => (typeof f === "string" ? encoder.encode(f) : f));
+  let total = 0;
+  for (const b of bytes) total += 4 + b.byteLength;
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const b of bytes) {
+    view.setUint32(at, b.byteLength, true);
+    out.set(b, at + 4);
+    at += 4 + b.byteLength;
+  }
+  return out;
+}
+
+/** Splits a frame list back into frames (binary views into `body`). Throws `RpcError` `DECODE`. */
+export function splitFrames(body: Uint8Array): Uint8Array[] {
+  const frames: Uint8Array[] = [];
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  let at = 0;
+  while (at < body.byteLength) {
+    if (at + 4 > body.byteLength) throw new RpcError("DECODE", "A frame list ends inside a length.");
+    const length = view.getUint32(at, true);
+    if (at + 4 + length > body.byteLength) throw new RpcError("DECODE", "A frame list's frame runs past its end.");
+    frames.push(body.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return frames;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The JSON form
+// ---------------------------------------------------------------------------------------------
+
+interface JsonCall {
+  path: string[];
+  args: unknown[];
+}
+
+type JsonCalls = JsonCall[] & { single?: true };
+
+/** `{"method": "a.b", "args": [...]}` or an array of those. Throws `RpcError`. */
+function parseJsonCalls(text: string): JsonCalls {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new RpcError("DECODE", `The body is not JSON: ${(error as Error).message.slice(0, 100)}`);
+  }
+  const single = !Array.isArray(parsed);
+  const list = (single ? [parsed] : parsed) as unknown[];
+  if (list.length === 0) throw new RpcError("PROTOCOL", "The batch holds no calls.");
+  const calls = list.map((item, i) => {
+    const at = single ? "The call" : `Call ${i}`;
+    if (typeof item !== "object" || item === null) throw new RpcError("PROTOCOL", `${at} must be {"method": "name", "args": [...]}.`);
+    const { method, args = [] } = item as { method?: unknown; args?: unknown };
+    if (typeof method !== "string" || method === "") throw new RpcError("PROTOCOL", `${at} needs "method", a name like "increment" or "users.get".`);
+    if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `${at}'s "args" must be an array.`);
+    return { path: method.split("."), args };
+  }) as JsonCalls;
+  if (single) calls.single = true;
+  return calls;
+}
+
+/** Turns the reply frames of a JSON batch back into JSON answers. */
+function jsonAnswer(frames: WireFrame[], count: number, single: true | undefined, options: ResolvedServerOptions): Response {
+  const answers: unknown[] = new Array(count).fill({ error: { code: "INTERNAL", message: "No reply." } });
+  for (const frame of frames) {
+    const parsed = readFrame(frame, { ...options.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER });
+    if (!parsed || parsed.kind !== FrameKind.Replies || !Array.isArray(parsed.body)) continue;
+    for (const reply of parsed.body as unknown[][]) {
+      const id = reply[0] as number;
+      answers[id - 1] = jsonReply(reply, parsed.blobs, options);
+    }
+  }
+  const body = single ? answers[0] : answers;
+  return new Response(JSON.stringify(body), { headers: { "Content-Type": "application/json; charset=utf-8" } });
+}
+
+function jsonReply(reply: unknown[], blobs: Uint8Array[], options: ResolvedServerOptions): unknown {
+  if (reply.length === 1) return { result: null };
+  switch (reply[1]) {
+    case ReplyStatus.OkJson:
+      return { result: reply[2] };
+    case ReplyStatus.Failed:
+      return { error: { code: reply[2], message: reply[3] } };
+    case ReplyStatus.Threw: {
+      try {
+        const error = fromRecords(reply[2], decodeContext(blobs, options.limits)) as Error;
+        return { error: { name: error?.name ?? "Error", message: String(error?.message ?? error) } };
+      } catch {
+        return { error: { name: "Error", message: "The method threw a value that is not an Error." } };
+      }
+    }
+    default:
+      return {
+        error: {
+          code: "ENCODE",
+          message: "The result is not plain JSON (it holds dates, maps, bytes, references…); call it with the dorpc client instead.",
+        },
+      };
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * `RpcTransport` over HTTP batches: for a cron job, a CLI, a serverless function or a Worker that
+ * makes a few calls and leaves. Each frame of calls the session flushes (every call made in one
+ * turn) is one `POST` to the RPC path; the response carries their replies. The contract is in
+ * transport.ts; what differs from a socket:
+ *  - `open()` resolves at once: there is no connection to open;
+ *  - the session's Hello is kept and sent as headers with every request (`X-Dorpc-Session`, the
+ *    key of the calls' delivery record, and `X-Dorpc-Resending`);
+ *  - releases and cancels have nothing to act on (the object keeps nothing between requests) and
+ *    are dropped; heartbeats are answered here;
+ *  - a request the object refused (4xx with a typed body) fails the calls it carried with that
+ *    error; a request that got no answer (network failure, 5xx) ends this transport like a lost
+ *    connection, so the session sends the calls again on the next one (exactly once);
+ *  - the object cannot call back: functions passed as arguments are refused on the object.
+ *
+ * Internal module.
+ */
+import { FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
+import { isRpcErrorCode } from "./errors.js";
+import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
+import { DEFAULT_LIMITS } from "./limits.js";
+import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
+
+const FRAME_TYPE = "application/x-dorpc";
+const FRAMES_TYPE = "application/x-dorpc-frames";
+
+/** The `fetch` an HTTP transport uses: the global one, or e.g. a service binding's. */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Transport factory for HTTP batches to `url` (http or https). */
+export function httpTransport(url: string, fetchImpl: FetchLike, headers: HeadersInit = {}): TransportFactory {
+  const fixed = new Headers(headers);
+  return (handler) => new HttpTransport(url, fetchImpl, fixed, handler);
+}
+
+class HttpTransport implements RpcTransport {
+  private closed = false;
+  private session: string | undefined;
+  private resending = false;
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    private readonly url: string,
+    private readonly fetchImpl: FetchLike,
+    private readonly headers: Headers,
+    private readonly handler: TransportHandler,
+  ) {}
+
+  open(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(frame: WireFrame): void {
+    if (this.closed) return;
+    if (typeof frame === "string") {
+      if (frame === HEARTBEAT_PING) {
+        queueMicrotask(() => this.deliver(HEARTBEAT_PONG));
+        return;
+      }
+      const kind = frame.charCodeAt(1);
+      if (kind === FrameKind.Hello) {
+        const [session, resending] = JSON.parse(frame.slice(2)) as [string, number];
+        this.session = session;
+        this.resending = resending === 1;
+        return;
+      }
+      if (kind !== FrameKind.Calls) return; // releases, cancels: nothing to act on
+    } else if (frame[1] !== FrameKind.Calls) return;
+    void this.post(frame);
+  }
+
+  private async post(frame: WireFrame): Promise<void> {
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const headers = new Headers(this.headers);
+    headers.set("Content-Type", FRAME_TYPE);
+    if (this.session) headers.set("X-Dorpc-Session", this.session);
+    if (this.resending) headers.set("X-Dorpc-Resending", "1");
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as BodyInit, signal: controller.signal });
+    } catch (error) {
+      this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
+      return;
+    } finally {
+      this.inFlight.delete(controller);
+    }
+    if (this.closed) return;
+    const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim();
+    if (!response.ok) {
+      const refusal = await typedError(response);
+      if (refusal) this.failCalls(frame, refusal);
+      // No dorpc answer (a proxy, a crash): like a lost connection; the calls are resent.
+      else this.finish(response.status >= 500 ? 1011 : 1008, `HTTP ${response.status} from ${this.url}`);
+      return;
+    }
+    let body: ArrayBuffer;
+    try {
+      body = await response.arrayBuffer();
+    } catch (error) {
+      this.finish(1006, `Reading the answer from ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
+      return;
+    }
+    if (type === FRAMES_TYPE) {
+      const bytes = new Uint8Array(body);
+      const view = new DataView(body);
+      for (let at = 0; at + 4 <= bytes.byteLength; ) {
+        const length = view.getUint32(at, true);
+        this.deliver(body.slice(at + 4, at + 4 + length));
+        at += 4 + length;
+      }
+    } else this.deliver(body);
+  }
+
+  /** The object refused the request: each call it carried fails with that error. */
+  private failCalls(frame: WireFrame, error: { code: string; message: string }): void {
+    let ids: number[] = [];
+    try {
+      const parsed = readFrame(frame, DEFAULT_LIMITS);
+      ids = ((parsed?.body ?? []) as unknown[][]).map((call) => call[0] as number).filter((id) => id > 0);
+    } catch {
+      // our own frame: always readable
+    }
+    const replies = ids.map((id) => [id, ReplyStatus.Failed, isRpcErrorCode(error.code) ? error.code : "PROTOCOL", error.message]);
+    this.deliver(`\u001eR${JSON.stringify(replies)}`);
+  }
+
+  private deliver(data: IncomingData): void {
+    if (!this.closed) this.handler.onMessage(data);
+  }
+
+  close(code = 1000, reason = ""): void {
+    for (const controller of this.inFlight) controller.abort();
+    this.finish(code, reason);
+  }
+
+  private finish(code: number, reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.handler.onClose(code, reason);
+  }
+}
+
+/** The `{"error": {"code", "message"}}` body of a dorpc refusal, if the response is one. */
+async function typedError(response: Response): Promise<{ code: string; message: string } | undefined> {
+  if (!(response.headers.get("Content-Type") ?? "").includes("application/json")) return undefined;
+  try {
+    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
+    const { code, message } = body.error ?? {};
+    if (typeof code === "string" && typeof message === "string") return { code, message: `${message} (HTTP ${response.status})` };
+  } catch {
+    // not dorpc's
+  }
+  return undefined;
+}
