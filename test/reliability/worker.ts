@@ -164,7 +164,7 @@ export class Reliable extends RpcDurableObject<Env> {
    */
   incrementThenDrop(by = 1): number {
     const value = this.increment(by);
-    rpcCaller()?.socket.close(1011, "reliability test: answer lost");
+    rpcCaller()?.socket?.close(1011, "reliability test: answer lost");
     return value;
   }
 
@@ -182,7 +182,7 @@ export class Reliable extends RpcDurableObject<Env> {
 
   /** Closes the caller's own socket with 1011 (the call gets no reply). */
   dropMe(): void {
-    rpcCaller()?.socket.close(1011, "reliability test: dropMe");
+    rpcCaller()?.socket?.close(1011, "reliability test: dropMe");
   }
 
   /** Chaos: closes up to `count` sockets other than the caller's, with 1011. Returns how many. */

@@ -131,6 +131,12 @@ export class Counter extends RpcDurableObject<Env> {
     return a + b;
   }
 
+  /** What `rpcCaller()` tells about the caller (an HTTP batch caller has no socket). */
+  callerInfo(): { socket: boolean; connectedAt: boolean; signal: boolean } {
+    const caller = rpcCaller()!;
+    return { socket: caller.socket !== undefined, connectedAt: caller.connectedAt > 0, signal: caller.signal instanceof AbortSignal };
+  }
+
   /** The class serving the call (Counter or MyCounter). */
   className(): string {
     return this.constructor.name;

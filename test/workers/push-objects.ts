@@ -84,7 +84,7 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
   }
   /** Sends a raw frame to the caller: lets tests play a hostile object. */
   raw(frame: string): void {
-    rpcCaller()!.socket.send(frame);
+    rpcCaller()!.socket!.send(frame);
   }
   connected(): number {
     return this.ctx.getWebSockets().length;

@@ -10,7 +10,7 @@ import { ClientSession, type ConnectionState, type HeartbeatOptions, type Reconn
 import type { TransportFactory } from "./transport.js";
 import { type EventInfo, type SubscribeOptions, type Subscription, sessionOf } from "./subscriptions.js";
 import type { Arrived, RpcClient, TOPICS } from "./types.js";
-import { type FetchLike, httpTransport } from "./http-transport.js";
+import { type FetchLike, type HeadersInit, httpTransport } from "./http-transport.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /** Options for {@link createRpcClient}. Validated when the client is created. */
@@ -158,7 +158,10 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     try {
       headers = new Headers(options.headers ?? {});
     } catch (error) {
-      throw new RpcError("BAD_OPTION", `headers must be a HeadersInit (an object, a list of pairs or a Headers): ${(error as Error).message}`);
+      throw new RpcError(
+        "BAD_OPTION",
+        `headers must be a HeadersInit (an object, a list of pairs or a Headers): ${(error as Error).message}`,
+      );
     }
     transport = httpTransport(url, fetchImpl, headers);
   } else {

@@ -163,6 +163,17 @@ export async function handleRpcRequest(request: Request, target: object, options
   if (!isRpcPath(path, resolved.prefix)) return undefined;
   const upgrade = request.headers.get("Upgrade")?.toLowerCase() === "websocket";
   if (!upgrade && request.method !== "POST") {
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return new Response(
+        JSON.stringify({
+          error: {
+            code: "PROTOCOL",
+            message: `${path} takes POST (an HTTP batch of calls) or a WebSocket upgrade, not ${request.method}.`,
+          },
+        }),
+        { status: 405, headers: { Allow: "GET, POST", "Content-Type": "application/json; charset=utf-8" } },
+      );
+    }
     return new Response(`${path} is a dorpc endpoint: connect with a WebSocket (Upgrade: websocket), or POST a batch of calls.`, {
       status: 426,
       headers: { Upgrade: "websocket", "Content-Type": "text/plain; charset=utf-8" },
@@ -321,11 +332,12 @@ export interface RpcSocketInfo {
 
 /**
  * What dorpc holds in memory for socket `ws` (references handed out or kept, calls in progress),
- * or `undefined` when it holds nothing for it (no message since the object started, or closed).
+ * or `undefined` when it holds nothing for it (no message since the object started, or closed;
+ * or no socket: `rpcCaller().socket` of an HTTP batch caller).
  * For diagnostics and tests: a count that only grows is a leak of stubs nobody disposes.
  */
-export function rpcSocketInfo(ws: WebSocket): RpcSocketInfo | undefined {
-  const conn = existingConnection(ws);
+export function rpcSocketInfo(ws: WebSocket | undefined): RpcSocketInfo | undefined {
+  const conn = ws === undefined ? undefined : existingConnection(ws);
   if (!conn) return undefined;
   return { exports: conn.exports.size, imports: conn.imports.size, running: conn.callee.size, waiting: conn.caller.pending.size };
 }

@@ -14,7 +14,7 @@
  *    The answer is `{"result": …}` or `{"error": {"code"?, "name", "message"}}` per call.
  *
  * A request dorpc cannot take is answered with a 4xx and a JSON body `{"error": {"code",
- * "message"}}`: 405 (not POST), 413 (larger than limits.maxMessageBytes), 415 (another content
+ * "message"}}`: 413 (larger than limits.maxMessageBytes), 415 (another content
  * type), 400 (not a frame, malformed), 401 (identify refused). The object's state is untouched.
  *
  * Headers: `X-Dorpc-Session` names the client session (the key of its calls' delivery record),
@@ -24,14 +24,10 @@
  */
 import { decodeContext, fromRecords } from "./codec.js";
 import { channelClosed, connectionFor, type ChannelHooks, type ReplyChannel, type ResolvedServerOptions } from "./dispatcher.js";
-import { FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
+import { FRAME_MARK, FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError, type RpcErrorCode } from "./errors.js";
 import { readFrame, type WireFrame } from "./frame.js";
-
-export const SESSION_HEADER = "X-Dorpc-Session";
-export const RESENDING_HEADER = "X-Dorpc-Resending";
-export const FRAME_TYPE = "application/x-dorpc";
-export const FRAMES_TYPE = "application/x-dorpc-frames";
+import { FRAME_TYPE, FRAMES_TYPE, frameOf, joinFrames, RESENDING_HEADER, SESSION_HEADER } from "./http-frames.js";
 
 /** What an HTTP batch caller looks like to `rpcCaller()` (it has no socket). */
 export interface HttpChannel extends ReplyChannel {
@@ -51,7 +47,7 @@ function refusal(status: number, code: RpcErrorCode, message: string): Response 
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
 
 /**
- * Answers one HTTP batch request for `target`. `identity` is what `identify` returned for it
+ * Answers one HTTP batch request (a `POST`) for `target`. `identity` is what `identify` returned for it
  * (already checked); `hooks` are the object's per-channel hooks (delivery record, system calls).
  */
 export async function handleBatch(
@@ -61,17 +57,18 @@ export async function handleBatch(
   identity: unknown,
   hooks: (channel: ReplyChannel) => ChannelHooks,
 ): Promise<Response> {
-  if (request.method !== "POST") {
-    return refusal(405, "PROTOCOL", `The dorpc endpoint takes POST (an HTTP batch) or a WebSocket upgrade, not ${request.method}.`);
-  }
   const type = (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
   const json = type === "application/json";
   if (type !== FRAME_TYPE && !json) {
+    await request.body?.cancel().catch(() => undefined);
     return refusal(415, "PROTOCOL", `An HTTP batch is ${FRAME_TYPE} (a dorpc frame) or application/json, not ${JSON.stringify(type)}.`);
   }
   const max = options.limits.maxMessageBytes;
   const declared = Number(request.headers.get("Content-Length") ?? "NaN");
-  if (declared > max) return refusal(413, "LIMIT", `The request body of ${declared} bytes exceeds limits.maxMessageBytes (${max}).`);
+  if (declared > max) {
+    await request.body?.cancel().catch(() => undefined);
+    return refusal(413, "LIMIT", `The request body of ${declared} bytes exceeds limits.maxMessageBytes (${max}).`);
+  }
   const body = await readLimited(request, max);
   if (body === undefined) return refusal(413, "LIMIT", `The request body exceeds limits.maxMessageBytes (${max}).`);
 
@@ -85,12 +82,18 @@ export async function handleBatch(
     }
     frame = FRAME_MARK_CHAR + "C" + JSON.stringify(calls.map((call, i) => [i + 1, [...call.path, [0, ...call.args]]]));
   } else {
-    frame = body[0] === 0x1e && body[1] === FrameKind.Calls && isText(body) ? new TextDecoder().decode(body) : body;
-    if (body[0] !== 0x1e || body[1] !== FrameKind.Calls) return refusal(400, "PROTOCOL", "An HTTP batch carries one frame of calls (kind C).");
+    if (body[0] !== FRAME_MARK || body[1] !== FrameKind.Calls)
+      return refusal(400, "PROTOCOL", "An HTTP batch carries one frame of calls (kind C).");
+    try {
+      frame = frameOf(body);
+    } catch (error) {
+      return refusal(400, "DECODE", (error as Error).message);
+    }
   }
 
   const session = request.headers.get(SESSION_HEADER) ?? undefined;
-  if (session !== undefined && !SESSION_ID.test(session)) return refusal(400, "PROTOCOL", `${SESSION_HEADER} must be 16–64 characters of base64url.`);
+  if (session !== undefined && !SESSION_ID.test(session))
+    return refusal(400, "PROTOCOL", `${SESSION_HEADER} must be 16–64 characters of base64url.`);
 
   // One connection for the request: replies are collected, never sent early.
   const sent: WireFrame[] = [];
@@ -150,50 +153,13 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array | 
   return out;
 }
 
-/** A binary frame starts with the mark, the kind and two zero bytes; a text frame does not. */
-function isText(body: Uint8Array): boolean {
-  return !(body.byteLength >= 4 && body[2] === 0 && body[3] === 0);
-}
-
-/** The replies, as one frame or a frame list. */
+/** The replies, as one frame or a frame list (http-frames.ts). */
 function frameAnswer(frames: WireFrame[]): Response {
   if (frames.length === 1) {
     const frame = frames[0]!;
     return new Response(frame as BodyInit, { headers: { "Content-Type": FRAME_TYPE } });
   }
   return new Response(joinFrames(frames) as BodyInit, { headers: { "Content-Type": FRAMES_TYPE } });
-}
-
-/** Frames as a frame list: each prefixed by its u32 little-endian byte length. */
-export function joinFrames(frames: readonly WireFrame[]): Uint8Array {
-  const encoder = new TextEncoder();
-  const bytes = frames.map((f) => (typeof f === "string" ? encoder.encode(f) : f));
-  let total = 0;
-  for (const b of bytes) total += 4 + b.byteLength;
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const b of bytes) {
-    view.setUint32(at, b.byteLength, true);
-    out.set(b, at + 4);
-    at += 4 + b.byteLength;
-  }
-  return out;
-}
-
-/** Splits a frame list back into frames (binary views into `body`). Throws `RpcError` `DECODE`. */
-export function splitFrames(body: Uint8Array): Uint8Array[] {
-  const frames: Uint8Array[] = [];
-  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-  let at = 0;
-  while (at < body.byteLength) {
-    if (at + 4 > body.byteLength) throw new RpcError("DECODE", "A frame list ends inside a length.");
-    const length = view.getUint32(at, true);
-    if (at + 4 + length > body.byteLength) throw new RpcError("DECODE", "A frame list's frame runs past its end.");
-    frames.push(body.subarray(at + 4, at + 4 + length));
-    at += 4 + length;
-  }
-  return frames;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,7 +188,8 @@ function parseJsonCalls(text: string): JsonCalls {
     const at = single ? "The call" : `Call ${i}`;
     if (typeof item !== "object" || item === null) throw new RpcError("PROTOCOL", `${at} must be {"method": "name", "args": [...]}.`);
     const { method, args = [] } = item as { method?: unknown; args?: unknown };
-    if (typeof method !== "string" || method === "") throw new RpcError("PROTOCOL", `${at} needs "method", a name like "increment" or "users.get".`);
+    if (typeof method !== "string" || method === "")
+      throw new RpcError("PROTOCOL", `${at} needs "method", a name like "increment" or "users.get".`);
     if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `${at}'s "args" must be an array.`);
     return { path: method.split("."), args };
   }) as JsonCalls;

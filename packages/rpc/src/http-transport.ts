@@ -18,11 +18,12 @@
 import { FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
+import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, SESSION_HEADER, splitFrames } from "./http-frames.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
-const FRAME_TYPE = "application/x-dorpc";
-const FRAMES_TYPE = "application/x-dorpc-frames";
+/** What `new Headers(…)` takes: an object, a list of pairs or a `Headers` (named here: not every runtime's types have `HeadersInit`). */
+export type HeadersInit = ConstructorParameters<typeof Headers>[0];
 
 /** The `fetch` an HTTP transport uses: the global one, or e.g. a service binding's. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -74,11 +75,11 @@ class HttpTransport implements RpcTransport {
     this.inFlight.add(controller);
     const headers = new Headers(this.headers);
     headers.set("Content-Type", FRAME_TYPE);
-    if (this.session) headers.set("X-Dorpc-Session", this.session);
-    if (this.resending) headers.set("X-Dorpc-Resending", "1");
+    if (this.session) headers.set(SESSION_HEADER, this.session);
+    if (this.resending) headers.set(RESENDING_HEADER, "1");
     let response: Response;
     try {
-      response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as BodyInit, signal: controller.signal });
+      response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as RequestInit["body"], signal: controller.signal });
     } catch (error) {
       this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
@@ -86,12 +87,24 @@ class HttpTransport implements RpcTransport {
       this.inFlight.delete(controller);
     }
     if (this.closed) return;
-    const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim();
+    const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!response.ok) {
-      const refusal = await typedError(response);
-      if (refusal) this.failCalls(frame, refusal);
-      // No dorpc answer (a proxy, a crash): like a lost connection; the calls are resent.
-      else this.finish(response.status >= 500 ? 1011 : 1008, `HTTP ${response.status} from ${this.url}`);
+      const refusal = await refusalOf(response);
+      if (refusal.typed) this.failCalls(frame, refusal);
+      // A crash or a gateway failing: the calls may have run, so this is a lost answer and they
+      // are resent (answered from the delivery record: exactly once).
+      else if (response.status >= 500) this.finish(1011, `HTTP ${response.status} from ${this.url}`);
+      // Refused before the object (the Worker's route or hooks): the calls never ran.
+      else this.failCalls(frame, { code: refusal.code, message: `${this.url} ${refusal.message}` });
+      return;
+    }
+    if (type !== FRAME_TYPE && type !== FRAMES_TYPE) {
+      const what = type === "" ? "no Content-Type" : type;
+      this.failCalls(frame, {
+        code: "CONNECT_FAILED",
+        message: `${this.url} answered with ${what}, not dorpc frames: is it the RPC path of a Worker that routes to the object (routeDORequest)?`,
+      });
+      void response.body?.cancel().catch(() => undefined);
       return;
     }
     let body: ArrayBuffer;
@@ -101,15 +114,16 @@ class HttpTransport implements RpcTransport {
       this.finish(1006, `Reading the answer from ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
     }
-    if (type === FRAMES_TYPE) {
+    let frames: WireFrame[];
+    try {
       const bytes = new Uint8Array(body);
-      const view = new DataView(body);
-      for (let at = 0; at + 4 <= bytes.byteLength; ) {
-        const length = view.getUint32(at, true);
-        this.deliver(body.slice(at + 4, at + 4 + length));
-        at += 4 + length;
-      }
-    } else this.deliver(body);
+      frames = (type === FRAMES_TYPE ? splitFrames(bytes) : [bytes]).map(frameOf);
+    } catch (error) {
+      // Labelled as frames but cut or garbled on the way: a lost answer.
+      this.finish(1002, `The answer from ${this.url} is not dorpc frames: ${(error as Error).message}`);
+      return;
+    }
+    for (const frame of frames) this.deliver(frame);
   }
 
   /** The object refused the request: each call it carried fails with that error. */
@@ -141,15 +155,26 @@ class HttpTransport implements RpcTransport {
   }
 }
 
-/** The `{"error": {"code", "message"}}` body of a dorpc refusal, if the response is one. */
-async function typedError(response: Response): Promise<{ code: string; message: string } | undefined> {
-  if (!(response.headers.get("Content-Type") ?? "").includes("application/json")) return undefined;
+/**
+ * Why the object (or something before it) refused a request: the typed `{"error": {"code",
+ * "message"}}` body dorpc answers with, or `typed: false` and the start of whatever text came.
+ */
+async function refusalOf(response: Response): Promise<{ typed: boolean; code: string; message: string }> {
+  let text = "";
   try {
-    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
-    const { code, message } = body.error ?? {};
-    if (typeof code === "string" && typeof message === "string") return { code, message: `${message} (HTTP ${response.status})` };
+    text = (await response.text()).trim();
   } catch {
-    // not dorpc's
+    // nothing readable
   }
-  return undefined;
+  if ((response.headers.get("Content-Type") ?? "").includes("application/json")) {
+    try {
+      const { code, message } = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error ?? {};
+      if (typeof code === "string" && typeof message === "string")
+        return { typed: true, code, message: `${message} (HTTP ${response.status})` };
+    } catch {
+      // not dorpc's
+    }
+  }
+  const shown = text === "" ? "" : ` (${text.length > 200 ? `${text.slice(0, 200)}…` : text})`;
+  return { typed: false, code: "CONNECT_FAILED", message: `refused the request: HTTP ${response.status}${shown}` };
 }

@@ -379,8 +379,8 @@ export class ClientSession implements TransportHandler {
       const error = new RpcError("CONNECT_FAILED", diagnosis ? `${what} ${diagnosis}` : what);
       for (const call of calls) this.caller.fail(call, error);
     };
-    if (!transport?.diagnose) return fail(undefined);
-    transport.diagnose().then(fail, () => fail(undefined));
+    if (transport?.diagnose) transport.diagnose().then(fail, () => fail(undefined));
+    else fail(undefined);
   }
 
   private scheduleReconnect(): void {
