@@ -116,3 +116,53 @@ describe("wrangler dev, Node client", () => {
     });
   });
 });
+
+describe("wrangler dev, HTTP batches (no socket)", () => {
+  it('a Node client with transport: "http": calls, one request per turn, rich values and bytes', async () => {
+    const instance = `e2e-http-${Date.now()}`;
+    let requests = 0;
+    await using counter = createRpcClient<Counter>("COUNTER", instance, {
+      baseUrl: dev.baseUrl,
+      transport: "http",
+      fetch: (url, init) => (requests++, fetch(url, init)),
+    });
+    expect(await Promise.all([counter.increment(2), counter.increment(3), counter.getValue()])).toEqual([2, 5, 5]);
+    expect(requests).toBe(1);
+    const value = { when: new Date(5), bytes: new Uint8Array(70_000).map((_, i) => i & 0xff), set: new Set([1n]) };
+    expect(await counter.echo(value)).toEqual(value);
+    // The same object over a WebSocket sees what the batches did.
+    await using socket = createRpcClient<Counter>("COUNTER", instance, { baseUrl: dev.baseUrl });
+    expect(await socket.getValue()).toBe(5);
+  });
+
+  it("the JSON form, as curl sends it", async () => {
+    const instance = `e2e-curl-${Date.now()}`;
+    const call = (body: unknown) =>
+      fetch(`${dev.baseUrl}/__rpc/COUNTER/${instance}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const one = await call({ method: "increment", args: [4] });
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual({ result: 4 });
+    const many = await call([{ method: "increment" }, { method: "getValue" }, { method: "nope" }]);
+    expect(await many.json()).toEqual([{ result: 5 }, { result: 5 }, { error: { code: "NOT_FOUND", message: expect.stringContaining("nope") } }]);
+    const bad = await call({ args: [] });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: { code: "PROTOCOL", message: expect.stringContaining('needs "method"') } });
+  });
+
+  it("a port where nothing listens: CONNECT_FAILED at once, nothing sent", async () => {
+    const port = dev.port + 17;
+    await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: `http://127.0.0.1:${port}`, transport: "http" });
+    const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
+    expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+    expect(error.message).toContain("ECONNREFUSED");
+    expect(error.message).toContain("nothing was sent");
+  });
+
+  it("a binding the Worker does not have: CONNECT_FAILED with the Worker's answer", async () => {
+    await using client = createRpcClient<Counter>("COUNTR", "x", { baseUrl: dev.baseUrl, transport: "http" });
+    const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
+    expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+    expect(error.message).toContain("HTTP 404");
+    expect(error.message).toContain("COUNTR");
+  });
+});

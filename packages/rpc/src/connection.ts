@@ -52,6 +52,8 @@ export interface ConnectionConfig {
    */
   onUnreadable?(error: RpcError): void;
   /** Exports of this connection were lost before (the object was evicted): for error messages. */
+  /** Why references handed out on this connection do not outlive it (an HTTP batch's request). */
+  readonly referencesEnd?: string;
   readonly lostBefore?: () => boolean;
   /** The client session this connection carries, if known when it is made (after eviction). */
   readonly session?: string;
@@ -319,6 +321,7 @@ export class Connection {
 
   /** The error for a call on export `id` that this connection does not (or no longer) hold. */
   lostExport(id: number): RpcError {
+    if (this.config.referencesEnd) return new RpcError("REFERENCE_LOST", `No reference ${id} here: ${this.config.referencesEnd}`);
     const evicted = this.config.lostBefore?.();
     return new RpcError(
       "REFERENCE_LOST",

@@ -155,6 +155,8 @@ export interface ChannelHooks {
   records?: Records;
   /** The client cannot be called back (an HTTP batch): why, for the error of such a call. */
   noCallbacks?: string;
+  /** References handed out here end with the channel (an HTTP batch): why, for the error of a later use. */
+  referencesEnd?: string;
 }
 
 /** The connection of `channel` serving `target`, made on first use. */
@@ -209,6 +211,7 @@ export function connectionFor(
     },
     answerPings: true,
     lostBefore: hooks?.lostBefore,
+    referencesEnd: hooks?.referencesEnd,
     session: hooks?.session,
     onHello: hooks?.onHello,
   });

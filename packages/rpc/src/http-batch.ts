@@ -112,6 +112,8 @@ export async function handleBatch(
     ...base,
     session,
     noCallbacks: "This client reached the object over HTTP batch, so it cannot be called back: pass values, or connect with a WebSocket.",
+    referencesEnd:
+      "references handed out over HTTP batch end with the request that received them. Use one in the same turn as the call that returned it (pipelining), or connect with a WebSocket.",
   }));
   try {
     if (session !== undefined) {

@@ -81,7 +81,11 @@ class HttpTransport implements RpcTransport {
     try {
       response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as RequestInit["body"], signal: controller.signal });
     } catch (error) {
-      this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
+      const unreached = neverSent(error);
+      // Nothing listens there: the calls never left, and resending would not help.
+      if (unreached) this.failCalls(frame, { code: "CONNECT_FAILED", message: `Nothing answered at ${this.url} (${unreached}); nothing was sent.` });
+      // The request may have arrived and run: a lost answer, so the calls are resent (exactly once).
+      else this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
     } finally {
       this.inFlight.delete(controller);
@@ -177,4 +181,15 @@ async function refusalOf(response: Response): Promise<{ typed: boolean; code: st
   }
   const shown = text === "" ? "" : ` (${text.length > 200 ? `${text.slice(0, 200)}…` : text})`;
   return { typed: false, code: "CONNECT_FAILED", message: `refused the request: HTTP ${response.status}${shown}` };
+}
+
+/** Error codes of a request that provably never reached a server (Node's fetch puts them on `cause`). */
+const UNREACHED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** The code of a fetch failure that means nothing was sent, else `undefined` (browsers never tell). */
+function neverSent(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === "string" && UNREACHED.has(e.code)) return e.code;
+  }
+  return undefined;
 }
