@@ -21,7 +21,7 @@ import type { InstanceOf, PublicKeys } from "./types.js";
 type AnyFunction = (...args: never[]) => unknown;
 
 /** Names of `T`'s methods a client may call. */
-type MethodKeys<T> = { [K in PublicKeys<T>]: T[K] extends AnyFunction ? K : never }[PublicKeys<T>];
+type MethodKeys<T> = { [K in keyof T]-?: K extends PublicKeys<T> ? (T[K] extends AnyFunction ? K : never) : never }[keyof T];
 
 /**
  * The client's `validate` option for an object of class `T`: an argument schema per method name
