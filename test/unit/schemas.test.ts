@@ -141,6 +141,12 @@ class Ledger {
       return by + 1;
     }),
   );
+  /** Calls back with a wrong argument: the client's own callee checks its rpcMethod callback. */
+  callBack = rpcMethod(v.strictTuple([v.custom<(n: number) => Promise<number>>((x) => typeof x === "function")]), async (cb) => {
+    const good = await cb(2);
+    const bad = await cb("two" as never).catch((error: RpcError) => `${error.code} ${JSON.stringify(error.issues)}`);
+    return [good, bad];
+  });
   /** No schema: fine without requireSchemas. */
   plain(x: unknown): string {
     this.runs.push("plain");
@@ -380,6 +386,20 @@ describe("chains, stubs and functions handed out are checked the same way", () =
     const error = await expectRejectsCode(adder("1" as never), "INVALID_ARGUMENT");
     expect(error.message).toContain("Invalid arguments for a function Ledger handed out");
     expect(ledger.runs).toEqual(["adder"]);
+  });
+
+  it("a callback the client passes, declared with rpcMethod, is checked by the client when the object calls it", async () => {
+    const seen: number[] = [];
+    using client = connect(new Ledger()).client;
+    const callback = rpcMethod(v.strictTuple([v.number()]), (n) => {
+      seen.push(n);
+      return n * 10;
+    });
+    expect(await client.callBack(callback)).toEqual([
+      20,
+      `INVALID_ARGUMENT [{"message":"Invalid type: Expected number but received \\"two\\"","path":[0]}]`,
+    ]);
+    expect(seen).toEqual([2]);
   });
 
   it("a call pipelined on a refused call fails with the same INVALID_ARGUMENT", async () => {
