@@ -179,7 +179,7 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
         produced = readStep(cursor, step, env);
         if (produced === METHOD) continue;
       } else {
-        const { fn, receiver } = callable(cursor, i, env);
+        const fn = callable(cursor, i, env);
         const spec = methodSpec(fn);
         if (!step.checked) {
           const pending = checkArgs(cursor, step, spec, env);
@@ -187,7 +187,7 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
           if (pending) return pending.then(() => runSteps(cursor, steps, i, env, enter, leave));
         }
         cursor.method = undefined;
-        produced = fn.apply(receiver, step.args!);
+        produced = fn.apply(cursor.receiver, step.args!);
         if (spec?.result) produced = checkResult(produced, spec.result, what(cursor, env));
       }
     } finally {
@@ -212,15 +212,20 @@ export function isAsync(value: unknown): boolean {
   return value instanceof Promise || (typeof value === "function" && proxyInfo(value)?.kind === "path");
 }
 
-/** What call step `i` applies, and to what receiver; refuses when nothing there may be called. */
-function callable(cursor: Cursor, i: number, env: ChainEnv): { fn: Member["fn"]; receiver: unknown } {
-  if (cursor.method) return { fn: cursor.method, receiver: cursor.receiver };
+/**
+ * What call step `i` applies (left in `cursor.method`, its receiver in `cursor.receiver`);
+ * refuses when nothing there may be called.
+ */
+function callable(cursor: Cursor, i: number, env: ChainEnv): Member["fn"] {
+  if (cursor.method) return cursor.method;
   // A call with no member before it: the value itself must be a function handed out by
   // reference (an export, or a pipelined result that would have travelled as a stub).
   const value = cursor.value;
   if (typeof value === "function" && cursor.rule === "value" && !env.isPlatformState(value)) {
+    cursor.method = value as Member["fn"];
+    cursor.receiver = undefined;
     cursor.name = undefined;
-    return { fn: value as Member["fn"], receiver: undefined };
+    return cursor.method;
   }
   return refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${env.label}.`));
 }
