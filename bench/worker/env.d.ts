@@ -6,6 +6,8 @@ interface Env {
   COUNTER_LIVE: DurableObjectNamespace<import("./counter.js").CounterLive>;
   /** dorpc with `ordering: "concurrent"` (the ordering scenario), reached at /__rpc/COUNTER_CONCURRENT/<instance>. */
   COUNTER_CONCURRENT: DurableObjectNamespace<import("./counter.js").CounterConcurrent>;
+  /** dorpc whose echo declares a 3-field argument schema (the guarantee-schema scenario), reached at /__rpc/COUNTER_SCHEMA/<instance>. */
+  COUNTER_SCHEMA: DurableObjectNamespace<import("./counter-schema.js").CounterSchema>;
   /** Agents SDK contender (an Agent with @callable methods), reached at /agents/agents-counter/<instance>. */
   AGENTS_COUNTER: DurableObjectNamespace<import("./agents-counter.js").AgentsCounter>;
   /** Cap'n Web contender, reached at /capnweb/<instance>. */

@@ -17,6 +17,7 @@ import { routeAgentRequest } from "agents";
 
 export { AgentsCounter } from "./agents-counter.js";
 export { Counter, CounterConcurrent, CounterLive } from "./counter.js";
+export { CounterSchema } from "./counter-schema.js";
 export { CapnwebCounter } from "./capnweb-counter.js";
 export { FloorAcceptCounter, FloorCounter } from "./floor-counter.js";
 

@@ -138,12 +138,20 @@ describe("wrangler dev, HTTP batches (no socket)", () => {
   it("the JSON form, as curl sends it", async () => {
     const instance = `e2e-curl-${Date.now()}`;
     const call = (body: unknown) =>
-      fetch(`${dev.baseUrl}/__rpc/COUNTER/${instance}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${dev.baseUrl}/__rpc/COUNTER/${instance}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const one = await call({ method: "increment", args: [4] });
     expect(one.status).toBe(200);
     expect(await one.json()).toEqual({ result: 4 });
     const many = await call([{ method: "increment" }, { method: "getValue" }, { method: "nope" }]);
-    expect(await many.json()).toEqual([{ result: 5 }, { result: 5 }, { error: { code: "NOT_FOUND", message: expect.stringContaining("nope") } }]);
+    expect(await many.json()).toEqual([
+      { result: 5 },
+      { result: 5 },
+      { error: { code: "NOT_FOUND", message: expect.stringContaining("nope") } },
+    ]);
     const bad = await call({ args: [] });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: { code: "PROTOCOL", message: expect.stringContaining('needs "method"') } });

@@ -7,6 +7,7 @@ import type { Connection } from "../../packages/rpc/src/connection.js";
 import type { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import {
   channelClosed,
+  checkServed,
   dispatchFrame,
   existingConnection,
   resolveServerOptions,
@@ -53,6 +54,8 @@ export interface PairOptions {
 /** Pairs a client with `target` served by the real dispatcher. Frames cross asynchronously. */
 export function pairWith(target: object, options?: RpcServerOptions, pair: PairOptions = {}): Paired {
   const resolved = resolveServerOptions(options);
+  // As handleRpcRequest does when the object is first served.
+  checkServed(target, resolved);
   const records = pair.records;
   const hooks = records
     ? () => ({ records, onHello: (session: string, resending: boolean) => records.hello(session, resending) })

@@ -232,7 +232,7 @@ export type Outcome =
   | { kind: "void" }
   | { kind: "ok"; value: unknown }
   | { kind: "threw"; error: unknown }
-  | { kind: "failed"; code: string; message: string; cause?: unknown };
+  | { kind: "failed"; code: string; message: string; cause?: unknown; issues?: unknown };
 
 export interface RawServer {
   /** Frames the dispatcher sent. */
@@ -300,7 +300,8 @@ export function rawServer(target: object, options?: RpcServerOptions): RawServer
             kind: "failed",
             code: reply[2] as string,
             message: reply[3] as string,
-            ...(reply.length > 4 ? { cause: fromRecords(reply[4], ctx) } : {}),
+            // INVALID_ARGUMENT carries its issues as JSON; other codes a cause as records.
+            ...(reply.length > 4 ? (reply[2] === "INVALID_ARGUMENT" ? { issues: reply[4] } : { cause: fromRecords(reply[4], ctx) }) : {}),
           };
       }
       throw new Error(`unexpected reply ${JSON.stringify(reply)}`);

@@ -8,6 +8,9 @@ declare namespace Cloudflare {
     LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
     COMPOSER: DurableObjectNamespace<import("./compose-objects.js").Composer>;
     ROOM: DurableObjectNamespace<import("./push-objects.js").Room>;
+    VAULT: DurableObjectNamespace<import("./schema-objects.js").Vault>;
+    STRICT_VAULT: DurableObjectNamespace<import("./schema-objects.js").StrictVault>;
+    UNCHECKED: DurableObjectNamespace<import("./schema-objects.js").Unchecked>;
     SECRET: string;
   }
 }

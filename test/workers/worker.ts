@@ -13,6 +13,7 @@ import { REPLACED_HEADER } from "./objects.js";
 export { Counter, LiveCounter, Manual, MyCounter, Wrapped } from "./objects.js";
 export { Composer } from "./compose-objects.js";
 export { Room } from "./push-objects.js";
+export { StrictVault, Unchecked, Vault } from "./schema-objects.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

@@ -3,7 +3,7 @@
  * record (issue 12) and on one that validates its argument with a 3-field schema (issue 15).
  * Both are dorpc-only ratios against the plain `dorpc` contender in the same rounds.
  *
- * Until the server side exists they are `pending` and never connect. To fill one: add the Durable
+ * A slot whose server side does not exist yet is `pending` and never connects. To fill one: add the Durable
  * Object class in bench/worker/counter.ts (e.g. `CounterExactlyOnce extends Counter` with the
  * option switched on, or `CounterSchema` whose `echo` declares the schema of `SMALL_RECORD` in
  * ../scenarios-features.ts), its binding and migration in the root wrangler.toml and env.d.ts, then
@@ -15,6 +15,7 @@ export const dorpcExactlyOnce = dorpcContender("dorpc-exactly-once", "dorpc with
   pending: "the exactly-once record is not built yet (issue 12)",
 });
 
+/** CounterSchema (bench/worker/counter-schema.ts): echo validates its argument with Valibot. */
 export const dorpcSchema = dorpcContender("dorpc-schema", "dorpc with a 3-field argument schema on echo (issue 15)", {
-  pending: "schema validation is not built yet (issue 15)",
+  binding: "COUNTER_SCHEMA",
 });

@@ -55,6 +55,8 @@ export interface CalleeConfig {
   readonly records?: Records;
   /** Never sent in a result or thrown value, named in the refusal (a Durable Object's env, ctx, …). */
   readonly forbidden?: ReadonlyMap<object, string>;
+  /** Calls to a function without an argument schema are refused (system calls excepted: they are dorpc's). */
+  readonly requireSchemas?: boolean;
 }
 
 /** What the callee needs of the delivery record (delivery.ts). */
@@ -451,21 +453,22 @@ export class Callee {
     if (call.flags & CallFlags.System) {
       if (target !== 0 || !this.config.system)
         refuse(new RpcError("NOT_FOUND", `${this.config.label} takes no system calls of this kind.`));
-      return { value: this.config.system, method: undefined, receiver: undefined, rule: "expose" };
+      return cursorAt(this.config.system, "expose", false);
     }
+    const requireSchemas = this.config.requireSchemas === true;
     if (target === 0) {
       if (!this.config.root) {
         refuse(new RpcError("NOT_FOUND", `${this.config.label} exposes nothing to call: pass { expose: … } to createRpcClient.`));
       }
-      return { value: this.config.root, method: undefined, receiver: undefined, rule: this.config.rootRule };
+      return cursorAt(this.config.root, this.config.rootRule, requireSchemas);
     }
     if (target > 0) {
       const entry = this.conn.exports.get(target);
       if (!entry) refuse(this.conn.lostExport(target));
-      return { value: entry.value, method: undefined, receiver: undefined, rule: "value" };
+      return cursorAt(entry.value, "value", requireSchemas);
     }
     const dep = call.deps![0]!;
-    return { value: (dep.outcome as { value: unknown }).value, method: undefined, receiver: undefined, rule: "value" };
+    return cursorAt((dep.outcome as { value: unknown }).value, "value", requireSchemas);
   }
 
   /** Builds record-table arguments, resolving the references they carry. */
@@ -618,6 +621,10 @@ export class Callee {
         : "A result holds a pending remote call: await it before returning.",
     );
   }
+}
+
+function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: boolean): Cursor {
+  return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
 }
 
 /** A call refused before it ran, kept only so that calls pipelining on it fail the same way. */

@@ -15,6 +15,8 @@
  *    that arrives after that is ignored; a call that was sent when it timed out or was aborted
  *    is cancelled on the other end (`Cancel` frame).
  *  - `queued + waiting ≤ limits.maxPendingCalls`.
+ *  - A call the client-side schemas refuse is never sent; one whose schema is async is held,
+ *    with every call after it (order is kept), until the schema has answered.
  *
  * Internal module.
  */
@@ -49,6 +51,12 @@ export interface CallerOptions {
   unsentBecause?: () => string | undefined;
 }
 
+/**
+ * Client-side argument schemas (client-schemas.ts): for a call on the root following `path`, the
+ * refusal, a promise of it for an async schema (`undefined`: accepted), or `undefined`.
+ */
+export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => RpcError | Promise<RpcError | undefined> | undefined;
+
 const NO_BLOBS: Uint8Array[] = [];
 
 const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
@@ -78,8 +86,15 @@ export class Caller implements CallMaker {
   private readonly flushBound = () => this.flush();
   /** The open connection calls go out on, if any. */
   private conn: Connection | undefined;
+  /** Client-side argument schemas (the client's `validate` option). */
+  private argsCheck: ArgsCheck | undefined;
 
   constructor(private readonly options: CallerOptions) {}
+
+  /** Checks the arguments of every call on the root with `check` before it is sent. */
+  checkArgsWith(check: ArgsCheck): void {
+    this.argsCheck = check;
+  }
 
   get label(): string {
     return this.options.label;
@@ -115,6 +130,8 @@ export class Caller implements CallMaker {
     // Calls settled while queued (timeouts while reconnecting) leave the queue at the next flush;
     // compact now and then so a long outage cannot grow it without bound.
     if (this.queue.length >= limits.maxPendingCalls) this.queue = this.queue.filter((c) => !c.settled);
+    const checked = args && base.kind === "root" && this.argsCheck ? this.argsCheck(path, args) : undefined;
+    if (checked instanceof RpcError) return failedCall(checked);
     const call = new OutgoingCall(this.nextId++);
     try {
       this.prepare(call, base, path, args);
@@ -127,6 +144,7 @@ export class Caller implements CallMaker {
     this.pending.set(call.id, call);
     if (options) this.configure(call, options);
     else if (this.options.timeout > 0) this.arm(call, this.options.timeout);
+    if (checked) this.hold(call, checked);
     this.queue.push(call);
     this.scheduleFlush();
     return call;
@@ -288,6 +306,16 @@ export class Caller implements CallMaker {
     }
   }
 
+  /** Holds `call` (and the calls after it) until its async client-side schema has answered. */
+  private hold(call: OutgoingCall, checked: Promise<RpcError | undefined>): void {
+    call.held = true;
+    checked.then((refusal) => {
+      call.held = false;
+      if (refusal) this.finish(call, false, refusal);
+      this.scheduleFlush();
+    });
+  }
+
   /**
    * Records that `call` uses the result of `dep`. True when they can travel in the same frame
    * (`dep` is still queued); false when `call` must wait for `dep` to settle.
@@ -337,6 +365,7 @@ export class Caller implements CallMaker {
     for (; i < queue.length; i++) {
       const call = queue[i]!;
       if (call.settled) continue; // timed out, aborted or failed while queued
+      if (call.held) break; // its client-side schema has not answered: it and every later call wait
       if (call.deferred || (call.deps && !this.depsInFrame(call, inFrame))) {
         if (!call.deps!.every((d) => d.settled)) {
           // Wait (and keep every later call waiting: order is kept) until they have settled.

@@ -10,6 +10,10 @@
  *    the value itself. A function there may be called; an `RpcTarget`'s members follow rule 2;
  *    plain data exposes its own data properties (rule 3).
  *
+ * A call step applies a function to its arguments only after the function's argument schema
+ * (`rpcMethod`) accepted them; the function gets the schema's output. What it returns passes its
+ * result schema, if it has one, before anything reads it (schema-check.ts).
+ *
  * Internal module.
  */
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
@@ -18,7 +22,10 @@ import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
+import { methodSpec, type ResolvedMethodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";
+import { type Checked, describeIssues, invalidArguments, runSchema } from "./schema-check.js";
+import type { StandardSchemaV1 } from "./standard-schema.js";
 
 /** A parsed step: a property name, or a call whose arguments are decoded (or still a table). */
 export type Step = string | CallStep;
@@ -26,6 +33,8 @@ export interface CallStep {
   args: unknown[] | undefined;
   /** A record table validated at parse time, built when the call runs (it may use pipelined results). */
   table: unknown;
+  /** `args` passed the function's argument schema and are now its output. */
+  checked: boolean;
 }
 
 /** How the first name of a chain is read. */
@@ -57,7 +66,7 @@ export function parseChain(
       names.push(step);
       steps[i] = step;
     } else if (Array.isArray(step) && step.length > 0) {
-      steps[i] = { args: undefined, table: undefined };
+      steps[i] = { args: undefined, table: undefined, checked: false };
     } else {
       throw new RpcError("PROTOCOL", `Chain step ${i} is neither a member name nor a call.`);
     }
@@ -138,6 +147,10 @@ export interface Cursor {
   receiver: object | undefined;
   /** How `value` is read at the first step: the root's own rule, or as a value. */
   rule: RootRule | "value";
+  /** The member name that resolved `method` (for messages). */
+  name: string | undefined;
+  /** `requireSchemas`: a function without an argument schema is not called. */
+  requireSchemas: boolean;
 }
 
 /** What a running chain needs to know about its end. */
@@ -166,7 +179,16 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
         produced = readStep(cursor, step, env);
         if (produced === METHOD) continue;
       } else {
-        produced = callStep(cursor, step.args!, i, env);
+        const fn = callable(cursor, i, env);
+        const spec = methodSpec(fn);
+        if (!step.checked) {
+          const pending = checkArgs(cursor, step, spec, env);
+          // An async schema: the same step runs again once the arguments are checked.
+          if (pending) return pending.then(() => runSteps(cursor, steps, i, env, enter, leave));
+        }
+        cursor.method = undefined;
+        produced = fn.apply(cursor.receiver, step.args!);
+        if (spec?.result) produced = checkResult(produced, spec.result, what(cursor, env));
       }
     } finally {
       leave();
@@ -190,19 +212,92 @@ export function isAsync(value: unknown): boolean {
   return value instanceof Promise || (typeof value === "function" && proxyInfo(value)?.kind === "path");
 }
 
-function callStep(cursor: Cursor, args: unknown[], i: number, env: ChainEnv): unknown {
-  const fn = cursor.method;
-  if (fn) {
-    cursor.method = undefined;
-    return fn.apply(cursor.receiver, args);
-  }
+/**
+ * What call step `i` applies (left in `cursor.method`, its receiver in `cursor.receiver`);
+ * refuses when nothing there may be called.
+ */
+function callable(cursor: Cursor, i: number, env: ChainEnv): Member["fn"] {
+  if (cursor.method) return cursor.method;
   // A call with no member before it: the value itself must be a function handed out by
   // reference (an export, or a pipelined result that would have travelled as a stub).
   const value = cursor.value;
   if (typeof value === "function" && cursor.rule === "value" && !env.isPlatformState(value)) {
-    return (value as (...a: unknown[]) => unknown)(...args);
+    cursor.method = value as Member["fn"];
+    cursor.receiver = undefined;
+    cursor.name = undefined;
+    return cursor.method;
   }
   return refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${env.label}.`));
+}
+
+/** How a message names the function a call step applies. */
+function what(cursor: Cursor, env: ChainEnv): string {
+  return cursor.name === undefined ? `a function ${env.label} handed out` : `"${cursor.name.slice(0, 100)}" on ${env.label}`;
+}
+
+/**
+ * Runs the argument schema of the function `step` applies and puts its output in `step.args`.
+ * Refuses (the function never runs) when the arguments fail it, or when `requireSchemas` is on
+ * and there is none. Returns a promise only for an async schema.
+ */
+function checkArgs(cursor: Cursor, step: CallStep, spec: ResolvedMethodSpec | undefined, env: ChainEnv): Promise<void> | undefined {
+  const schema = spec?.args;
+  if (!schema) {
+    if (cursor.requireSchemas) {
+      refuse(
+        new RpcError(
+          "NOT_CALLABLE",
+          `${capitalise(what(cursor, env))} has no argument schema, and ${env.label} is served with requireSchemas: declare it with rpcMethod(schema, fn).`,
+        ),
+      );
+    }
+    step.checked = true;
+    return undefined;
+  }
+  const apply = (checked: Checked): void => {
+    if (!checked.ok) refuse(invalidArguments(what(cursor, env), checked));
+    if (!Array.isArray(checked.value)) {
+      refuse(
+        new RpcError(
+          "BAD_OPTION",
+          `The argument schema of ${what(cursor, env)} produced something other than an argument list; an args schema describes the list (a tuple).`,
+        ),
+      );
+    }
+    step.args = checked.value;
+    step.checked = true;
+  };
+  const checked = runSchema(schema, step.args);
+  if (checked instanceof Promise) return checked.then(apply);
+  apply(checked);
+  return undefined;
+}
+
+/**
+ * Runs a result schema on what a method produced (once it settles); what it outputs is the
+ * result. A result that fails is withheld: the caller gets `INVALID_RESULT` without the issues
+ * (they describe the server's data), which are logged here for the developer instead.
+ */
+function checkResult(produced: unknown, schema: StandardSchemaV1, name: string): unknown {
+  const check = (value: unknown): unknown => {
+    const apply = (checked: Checked): unknown => {
+      if (checked.ok) return checked.value;
+      console.warn(`dorpc: the result of ${name} failed its result schema: ${describeIssues(checked.issues, checked.total, "result")}`);
+      return refuse(
+        new RpcError(
+          "INVALID_RESULT",
+          `The result of ${name} does not match its result schema, so it was not sent (the method ran; the server log has the ${checked.total === 1 ? "issue" : `${checked.total} issues`}).`,
+        ),
+      );
+    };
+    const checked = runSchema(schema, value);
+    return checked instanceof Promise ? checked.then(apply) : apply(checked);
+  };
+  return isAsync(produced) ? Promise.resolve(produced).then(check) : check(produced);
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Access rules 2 and 3 for one property step. */
@@ -216,6 +311,7 @@ function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
     if (typeof found.value === "function") {
       cursor.method = found.value as Member["fn"];
       cursor.receiver = holder as object;
+      cursor.name = name;
       return METHOD;
     }
     return found.value;
@@ -226,6 +322,7 @@ function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
     if (!desc || typeof desc.value !== "function") refuse(notFound(name, label));
     cursor.method = desc.value as Member["fn"];
     cursor.receiver = holder;
+    cursor.name = name;
     return METHOD;
   }
   if (cursor.rule !== "value" || holder instanceof RpcTarget) {
@@ -236,6 +333,7 @@ function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
     if (member.kind === "getter") return member.fn.call(owner);
     cursor.method = member.fn;
     cursor.receiver = owner;
+    cursor.name = name;
     return METHOD;
   }
   if (typeof holder === "object" && holder !== null && isPlainData(holder) && !env.isPlatformState(holder)) {

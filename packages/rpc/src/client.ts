@@ -3,6 +3,7 @@
  * (session.ts) and hands out the client proxy (proxy.ts).
  */
 import { AccessPolicy } from "./access.js";
+import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import { type CallOptions, proxyInfo, rootProxy, settledValue, stubHolder, releaseHolder } from "./proxy.js";
@@ -13,8 +14,11 @@ import type { Arrived, RpcClient, TOPICS } from "./types.js";
 import { type FetchLike, type HeadersInit, httpTransport } from "./http-transport.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
-/** Options for {@link createRpcClient}. Validated when the client is created. */
-export interface RpcClientOptions {
+/**
+ * Options for {@link createRpcClient}. Validated when the client is created. `T` (the object's
+ * class) only types the keys of `validate`.
+ */
+export interface RpcClientOptions<T = unknown> {
   /**
    * Origin of the Worker that routes to the Durable Object, e.g. `https://app.example.com`.
    * `http(s)` becomes `ws(s)`. Default: `location.origin` where it exists (browsers).
@@ -76,6 +80,15 @@ export interface RpcClientOptions {
    * caller sees one result. `false`: such calls fail with `DISCONNECTED` (unless idempotent).
    */
   exactlyOnce?: boolean;
+  /**
+   * Client-side validation (off by default): argument schemas by method name, or by dotted path
+   * for a method reached through properties (`"users.get"`). A call on the client whose
+   * arguments fail its schema is refused with `INVALID_ARGUMENT` (the same error and issues the
+   * object would give) and nothing is sent; an async schema holds that call, and the calls made
+   * after it, until it answers. What is sent is what you passed: the object validates again
+   * (and transforms). Pass the same schemas the object declares, from a module both import.
+   */
+  validate?: ClientSchemas<T>;
 }
 
 const RECONNECT_DEFAULTS: Required<ReconnectOptions> = {
@@ -124,7 +137,7 @@ const SESSION = Symbol("dorpc.session");
  * await counter.increment(2);
  * ```
  */
-export function createRpcClient<T>(binding: string, instance: string, options: RpcClientOptions = {}): RpcClient<T> {
+export function createRpcClient<T>(binding: string, instance: string, options: RpcClientOptions<T> = {}): RpcClient<T> {
   if (typeof binding !== "string" || binding === "" || binding.includes("/")) {
     throw new RpcError("BAD_OPTION", `binding must be a non-empty string without "/", got ${JSON.stringify(binding)}.`);
   }
@@ -200,6 +213,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof exactlyOnce !== "boolean") throw new RpcError("BAD_OPTION", `exactlyOnce must be true or false, got ${String(exactlyOnce)}.`);
   const onError = options.onError ?? ((error: unknown, what: string) => console.error(`dorpc: ${what} failed:`, error));
   if (typeof onError !== "function") throw new RpcError("BAD_OPTION", "onError must be a function.");
+  const schemas = resolveClientSchemas(options.validate);
   const isPlain = expose !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(expose));
   const session = new ClientSession({
     transport,
@@ -214,6 +228,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     onError,
     exactlyOnce,
   });
+  if (schemas) session.caller.checkArgsWith(clientArgsCheck(schemas));
   return rootProxy(
     session.caller,
     () => session.dispose(),
@@ -222,7 +237,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
 }
 
 /** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
-export function connectUrl(binding: string, instance: string, options: RpcClientOptions): string {
+export function connectUrl(binding: string, instance: string, options: Pick<RpcClientOptions, "baseUrl" | "prefix" | "query">): string {
   const base = options.baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
   if (typeof base !== "string" || base === "") {
     throw new RpcError("BAD_OPTION", 'baseUrl is required outside browsers, e.g. { baseUrl: "http://127.0.0.1:8787" }.');

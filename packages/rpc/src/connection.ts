@@ -20,12 +20,13 @@ import { Callee, type CalleeConfig } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
 import { CloseCode, ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
-import { isRpcErrorCode, RpcError } from "./errors.js";
+import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { makeStub } from "./proxy.js";
 import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+import { failure } from "./replies.js";
 
 /** What a connection needs of the thing carrying its frames. */
 export interface Link {
@@ -192,13 +193,11 @@ export class Connection {
           case ReplyStatus.Threw:
             outcome = fromRecords(reply[2], ctx);
             break;
-          case ReplyStatus.Failed: {
-            const code = isRpcErrorCode(reply[2]) ? reply[2] : "INTERNAL";
-            const message = typeof reply[3] === "string" ? reply[3] : "The other end failed without a message.";
-            // An ENCODE failure may carry what caused it (a getter that threw), as a record table.
-            outcome = new RpcError(code, message, reply.length > 4 ? { cause: fromRecords(reply[4], ctx) } : undefined);
+          case ReplyStatus.Failed:
+            // An ENCODE failure may carry what caused it (a getter that threw), as a record
+            // table; an INVALID_ARGUMENT its issues, as JSON.
+            outcome = failure(reply[2], reply[3], reply[4], (records) => fromRecords(records, ctx!));
             break;
-          }
           default:
             outcome = new RpcError("PROTOCOL", `Reply with unknown status ${String(reply[1])}.`);
         }

@@ -15,6 +15,7 @@ import { resolveLimits, type RpcLimits } from "./limits.js";
 import type { Records } from "./callee.js";
 import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./delivery-options.js";
 import { platformIdentities } from "./platform-state.js";
+import { checkSchemas } from "./require-schemas.js";
 import { ExportTable } from "./references.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
@@ -69,6 +70,14 @@ export interface RpcServerOptions {
    * then fail with DISCONNECTED); an object lets you tune the record (docs/reliability.md).
    */
   exactlyOnce?: boolean | DeliveryOptions;
+  /**
+   * `true`: refuse to serve any method without an argument schema (`rpcMethod(schema, fn)`): the
+   * strictest mode, for public endpoints. The object's own methods are checked when it is first
+   * served (and by `withRpc` for its prototype), and a missing schema is a `BAD_OPTION` naming
+   * every such method; methods of `RpcTarget`s and functions it hands out are checked per call
+   * (`NOT_CALLABLE`). Getters take no arguments and are exempt. Default `false`.
+   */
+  requireSchemas?: boolean;
 }
 
 /** Options after validation, with the derived policy. */
@@ -83,6 +92,7 @@ export interface ResolvedServerOptions {
   readonly callTimeout: number;
   readonly topics: ReadonlyMap<string, ResolvedTopic>;
   readonly delivery: ResolvedDelivery | undefined;
+  readonly requireSchemas: boolean;
 }
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
@@ -111,6 +121,17 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (options?.hibernation !== undefined && typeof options.hibernation !== "boolean") {
     throw new RpcError("BAD_OPTION", `hibernation must be true or false, got ${JSON.stringify(options.hibernation)}.`);
   }
+  const requireSchemas = options?.requireSchemas ?? false;
+  if (typeof requireSchemas !== "boolean") {
+    throw new RpcError("BAD_OPTION", `requireSchemas must be true or false, got ${JSON.stringify(requireSchemas)}.`);
+  }
+  if (requireSchemas && options?.access?.unsafeTrustedCaller === true) {
+    // A trusted caller reaches ctx, env and every object: nothing of that has a schema.
+    throw new RpcError(
+      "BAD_OPTION",
+      "requireSchemas cannot be combined with access.unsafeTrustedCaller, which reaches members no schema covers.",
+    );
+  }
   const callTimeout = options?.callTimeout ?? 30_000;
   if (typeof callTimeout !== "number" || !(callTimeout >= 0) || !Number.isFinite(callTimeout)) {
     throw new RpcError("BAD_OPTION", `callTimeout must be a finite number of milliseconds ≥ 0, got ${String(callTimeout)}.`);
@@ -119,6 +140,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
     callTimeout,
     topics: resolveTopics(options?.topics),
     delivery: resolveDelivery(options?.exactlyOnce),
+    requireSchemas,
     identify: options?.identify,
     hibernation: options?.hibernation !== false,
     sequential: ordering === "sequential",
@@ -129,6 +151,15 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   });
   resolved.set(key, out);
   return out;
+}
+
+/**
+ * With `requireSchemas`, throws `BAD_OPTION` naming every method of `target` a client could call
+ * that has no argument schema (require-schemas.ts). `target` is the object, or before one exists
+ * (`withRpc`), an object whose prototype is its class's. Checked once per object.
+ */
+export function checkServed(target: object, options: ResolvedServerOptions): void {
+  if (options.requireSchemas) checkSchemas(target, options.policy, labelOf(target));
 }
 
 /** A connection as the dispatcher needs it. Also the key of its per-connection state. */
@@ -206,6 +237,7 @@ export function connectionFor(
       system: hooks?.system,
       records: hooks?.records,
       forbidden: options.policy.trusted ? undefined : platformIdentities(target),
+      requireSchemas: options.requireSchemas,
       isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
       onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
     },

@@ -14,6 +14,7 @@ import { currentCall } from "./callee.js";
 import {
   type ChannelHooks,
   channelClosed,
+  checkServed,
   dispatchFrame,
   existingConnection,
   type ReplyChannel,
@@ -161,6 +162,7 @@ export async function handleRpcRequest(request: Request, target: object, options
   const ctx = stateOf(target);
   const path = new URL(request.url).pathname;
   if (!isRpcPath(path, resolved.prefix)) return undefined;
+  checkServed(target, resolved); // requireSchemas: a method without a schema refuses the object, not one call
   const upgrade = request.headers.get("Upgrade")?.toLowerCase() === "websocket";
   if (!upgrade && request.method !== "POST") {
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -424,7 +426,8 @@ type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => 
  */
 export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServerOptions): C {
   if (typeof Base !== "function") throw new RpcError("BAD_OPTION", "withRpc needs a Durable Object class.");
-  resolveServerOptions(options); // validate now, not on the first request
+  // Validate now, not on the first request (with requireSchemas: the class's methods too).
+  checkServed(Object.create(Base.prototype as object) as object, resolveServerOptions(options));
   type Hooks = {
     fetch?(request: Request): Response | Promise<Response>;
     webSocketMessage?(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void>;

@@ -134,7 +134,10 @@ export const ReplyStatus = {
   OkRecords: 1,
   /** The chain threw: the thrown value, as a record table (rebuilt as a real Error). */
   Threw: 2,
-  /** dorpc refused or failed: `[id, 3, code, message]`, or `[id, 3, code, message, causeRecords]`. */
+  /**
+   * dorpc refused or failed: `[id, 3, code, message]`, `[id, 3, code, message, causeRecords]`, or
+   * for `INVALID_ARGUMENT` `[id, 3, code, message, issues]`.
+   */
   Failed: 3,
   /** The chain's result, as bytes (`ValueTag.Bytes`): `[id, 4, [typeName, blobIndex]]`. */
   OkBytes: 4,
@@ -149,7 +152,8 @@ export type ReplyStatus = (typeof ReplyStatus)[keyof typeof ReplyStatus];
  *  - `[id, 2, records]`: the thrown value;
  *  - `[id, 3, code, message]`: an `RpcError` with that code; `[id, 3, code, message, records]`
  *    when it has a cause worth keeping (the exception a getter threw while the result was
- *    encoded), as a record table.
+ *    encoded), as a record table; `[id, 3, "INVALID_ARGUMENT", message, issues]` with the
+ *    argument schema's issues as plain JSON, `[{ message, path }, …]` (at most 50).
  */
 export type ReplyEnvelope =
   | [id: number]
@@ -157,7 +161,14 @@ export type ReplyEnvelope =
   | [id: number, status: typeof ReplyStatus.OkRecords, records: RecordTable]
   | [id: number, status: typeof ReplyStatus.OkBytes, bytes: [type: string, blob: number]]
   | [id: number, status: typeof ReplyStatus.Threw, records: RecordTable]
-  | [id: number, status: typeof ReplyStatus.Failed, code: string, message: string, cause?: RecordTable];
+  | [id: number, status: typeof ReplyStatus.Failed, code: string, message: string, cause?: RecordTable]
+  | [id: number, status: typeof ReplyStatus.Failed, code: "INVALID_ARGUMENT", message: string, issues: WireIssue[]];
+
+/** One issue of an `INVALID_ARGUMENT` reply: the validator's message, and where (keys and indexes from the argument list). */
+export interface WireIssue {
+  message: string;
+  path: (string | number)[];
+}
 
 /** Body of a `FrameKind.Replies` frame. */
 export type RepliesBody = ReplyEnvelope[];

@@ -24,6 +24,8 @@
  * | `RELEASED`     | a call on a stub or callback that was disposed or not kept past its call |
  * | `REFERENCE_LOST` | a stub from a connection that closed, or an object that was evicted    |
  * | `EXPIRED`      | a resent call whose delivery record expired, so it was not run again     |
+ * | `INVALID_ARGUMENT` | the arguments failed the method's schema (`issues` lists why); it did not run |
+ * | `INVALID_RESULT` | the method's result failed its result schema; it ran, its result was withheld |
  * | `BAD_OPTION`   | an option passed to a dorpc function is invalid                         |
  * | `INTERNAL`     | dorpc itself failed unexpectedly (a bug: please report it)               |
  */
@@ -41,6 +43,8 @@ export const RPC_ERROR_CODES = [
   "RELEASED",
   "REFERENCE_LOST",
   "EXPIRED",
+  "INVALID_ARGUMENT",
+  "INVALID_RESULT",
   "BAD_OPTION",
   "INTERNAL",
 ] as const;
@@ -56,15 +60,31 @@ export function isRpcErrorCode(value: unknown): value is RpcErrorCode {
 }
 
 /**
+ * One reason a value failed a schema: where (`path`: property keys and array indexes from the
+ * argument list, so `[0, "name"]` is the first argument's `name`; `[]` for the list itself) and
+ * what (`message`, the validator's own words).
+ */
+export interface RpcIssue {
+  readonly message: string;
+  readonly path: readonly (string | number)[];
+}
+
+/**
  * A failure of dorpc itself, recognisable by `instanceof RpcError` and by `code`
  * (so it can be matched across realms and bundles too).
  */
 export class RpcError extends Error {
   readonly code: RpcErrorCode;
+  /**
+   * `INVALID_ARGUMENT` only: why the arguments failed, as the schema reported it (at most 50
+   * issues). An own property only when set, so other errors carry nothing extra over the wire.
+   */
+  declare readonly issues?: readonly RpcIssue[];
 
-  constructor(code: RpcErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: RpcErrorCode, message: string, options?: { cause?: unknown; issues?: readonly RpcIssue[] }) {
+    super(message, options && "cause" in options ? { cause: options.cause } : undefined);
     this.code = code;
+    if (options?.issues) (this as { issues?: readonly RpcIssue[] }).issues = options.issues;
   }
 
   /** True for any `RpcError`, including one from another copy of this library. */

@@ -83,7 +83,8 @@ class HttpTransport implements RpcTransport {
     } catch (error) {
       const unreached = neverSent(error);
       // Nothing listens there: the calls never left, and resending would not help.
-      if (unreached) this.failCalls(frame, { code: "CONNECT_FAILED", message: `Nothing answered at ${this.url} (${unreached}); nothing was sent.` });
+      if (unreached)
+        this.failCalls(frame, { code: "CONNECT_FAILED", message: `Nothing answered at ${this.url} (${unreached}); nothing was sent.` });
       // The request may have arrived and run: a lost answer, so the calls are resent (exactly once).
       else this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;

@@ -28,8 +28,18 @@ export { RpcTarget } from "./rpc-target.js";
 /** Connection state, state changes and waiting for "open", for one client. */
 export { rpcConnection, type RpcConnection } from "./client.js";
 
-/** The library's own failures, told apart by `code`. */
-export { RpcError, RPC_ERROR_CODES, type RpcErrorCode } from "./errors.js";
+/** The library's own failures, told apart by `code`; `INVALID_ARGUMENT` ones list their `issues`. */
+export { RpcError, RPC_ERROR_CODES, type RpcErrorCode, type RpcIssue } from "./errors.js";
+
+/**
+ * Declare a method with a Standard Schema (Zod, Valibot, ArkType, …) for its arguments and
+ * result: checked on the receiving end before it runs. Also for `RpcTarget`s and exposed
+ * objects shared with the client; the Durable Object side has it from `@dorpc/rpc/server`.
+ */
+export { rpcMethod, type ArgsSchema, type MethodSpec, type RpcMethod } from "./rpc-method.js";
+export type { StandardSchemaV1 } from "./standard-schema.js";
+/** The client's `validate` option: argument schemas checked before a call is sent. */
+export type { ClientSchemas } from "./client-schemas.js";
 
 /** Standalone structured-clone encoding with dorpc's wire format (validated on decode). */
 export { encode, encodeAsync, decode, type EncodeOptions } from "./value.js";

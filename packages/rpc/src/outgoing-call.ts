@@ -61,6 +61,8 @@ export class OutgoingCall {
   deferred = false;
   /** Blob bytes it carries are still being read; its frame waits for them. */
   ready: Promise<void> | undefined;
+  /** Its async client-side schema has not answered yet: it is not sent, nor any call after it. */
+  held = false;
 
   // --- life ----------------------------------------------------------------------------------
   /** The connection it was last sent on, or undefined while queued. */

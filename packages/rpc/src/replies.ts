@@ -16,9 +16,10 @@
 import { isOwnError, ownError } from "./chain.js";
 import { decodeContext, type EncodeContext, fromRecords, readValue, resolveBlobs, writeThrown, writeValue } from "./codec.js";
 import { ReplyStatus, type WireRecord } from "./envelopes.js";
-import { RPC_ERROR_CODES, RpcError } from "./errors.js";
+import { isRpcErrorCode, RpcError } from "./errors.js";
 import { readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
+import { issuesFromWire } from "./schema-check.js";
 
 /** How a finished call ended. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -90,9 +91,13 @@ function pendingBlobs(id: number, ctx: EncodeContext): Promise<string | undefine
  * `[id, 3, code, message]`. An `ENCODE` failure caused by user code (a getter that threw while
  * the result was read) also carries that exception, as a record table, so the caller's
  * `RpcError` has it as `cause`. A cause that cannot travel itself (or holds a Blob, which would
- * need another read) is left out.
+ * need another read) is left out. An `INVALID_ARGUMENT` refusal carries its issues instead, as
+ * plain JSON: `[id, 3, "INVALID_ARGUMENT", message, [{ message, path }, …]]`.
  */
 export function failed(id: number, error: RpcError, env?: ReplyEnv): string {
+  if (error.code === "INVALID_ARGUMENT" && error.issues) {
+    return JSON.stringify([id, ReplyStatus.Failed, error.code, error.message, error.issues]);
+  }
   if (env && error.code === "ENCODE" && error.cause !== undefined) {
     try {
       const ctx: EncodeContext = {
@@ -136,13 +141,24 @@ export function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
       case ReplyStatus.Threw:
         return { ok: false, error: fromRecords(reply[2], ctx) };
       default:
-        return { ok: false, error: ownError(new RpcError(isRpcCode(reply[2]) ? reply[2] : "INTERNAL", String(reply[3]))) };
+        return { ok: false, error: ownError(failure(reply[2], reply[3], reply[4], undefined)) };
     }
   } catch (error) {
     return { ok: false, error: ownError(asRpcError(error)) };
   }
 }
 
-function isRpcCode(value: unknown): value is RpcError["code"] {
-  return typeof value === "string" && RPC_ERROR_CODES.includes(value as RpcError["code"]);
+/**
+ * The `RpcError` of a `Failed` reply `[id, 3, code, message, extra?]`: `extra` is the issues of an
+ * `INVALID_ARGUMENT`, or the cause (already decoded by `readCause`) of anything else.
+ */
+export function failure(code: unknown, message: unknown, extra: unknown, readCause: ((records: unknown) => unknown) | undefined): RpcError {
+  const known = isRpcErrorCode(code) ? code : "INTERNAL";
+  const text = typeof message === "string" ? message : "The other end failed without a message.";
+  if (extra === undefined) return new RpcError(known, text);
+  if (known === "INVALID_ARGUMENT") {
+    const issues = issuesFromWire(extra);
+    return new RpcError(known, text, issues ? { issues } : undefined);
+  }
+  return readCause ? new RpcError(known, text, { cause: readCause(extra) }) : new RpcError(known, text);
 }

@@ -20,7 +20,7 @@
  * here (standard-schema.ts).
  */
 import { RpcError } from "./errors.js";
-import type { StandardSchemaV1 } from "./standard-schema.js";
+import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 
 /** A Standard Schema whose output is an argument list. */
 export type ArgsSchema = StandardSchemaV1<unknown, readonly unknown[]>;
@@ -55,8 +55,21 @@ export interface ResolvedMethodSpec {
   readonly record: boolean;
 }
 
-type Output<S> = S extends StandardSchemaV1<unknown, infer O> ? O : never;
-type ArgsOf<S> = S extends ArgsSchema ? Extract<Output<S>, readonly unknown[]> : never;
+/** The argument list a schema outputs: what the method receives. */
+type ArgsOf<S> = S extends ArgsSchema ? Extract<StandardSchemaV1.InferOutput<S>, readonly unknown[]> : never;
+/**
+ * The argument list a schema accepts: what a client passes. It differs from the output for a
+ * schema that coerces or transforms (`v.pipe(v.string(), v.transform(Number))` takes a string
+ * and gives the method a number). A schema whose input is not a list (`unknown`) falls back to
+ * its output.
+ */
+type InputOf<S> = S extends ArgsSchema
+  ? StandardSchemaV1.InferInput<S> extends infer I extends readonly unknown[]
+    ? I
+    : ArgsOf<S>
+  : never;
+/** What a client receives: a result schema's output, or what the function resolves to. */
+type ResultOf<Spec, R> = Spec extends { result: infer Q extends StandardSchemaV1 } ? StandardSchemaV1.InferOutput<Q> : Awaited<R>;
 
 const specs = new WeakMap<object, ResolvedMethodSpec>();
 
@@ -65,16 +78,33 @@ export function methodSpec(fn: unknown): ResolvedMethodSpec | undefined {
   return typeof fn === "function" ? specs.get(fn) : undefined;
 }
 
-/** A method made by `rpcMethod`: the function itself, typed with the schema's output. */
-export type RpcMethod<A extends readonly unknown[], R> = ((...args: A) => R) & { readonly __dorpcMethod: true };
+declare const SIGNATURE: unique symbol;
+
+/**
+ * Type-level only (never present at run time): how a client calls a method made by
+ * `rpcMethod`: with the argument schema's input `I`, receiving `O`. The client types
+ * (types.ts) read it instead of the function's own parameters, which are the schema's output.
+ */
+export interface RpcMethodTypes<I extends readonly unknown[], O> {
+  readonly [SIGNATURE]: { readonly input: I; readonly result: O };
+}
+
+/**
+ * A method made by `rpcMethod`: the function itself, typed with the schema's output `A` (what
+ * it receives), plus what a client passes (`I`) and gets back (`O`).
+ */
+export type RpcMethod<A extends readonly unknown[], R, I extends readonly unknown[] = A, O = Awaited<R>> = ((...args: A) => R) &
+  RpcMethodTypes<I, O>;
 
 /** Declares a method whose arguments are checked by `schema` (a Standard Schema of the argument list). */
-export function rpcMethod<S extends ArgsSchema, R>(schema: S, fn: (...args: ArgsOf<S>) => R): RpcMethod<ArgsOf<S>, R>;
+export function rpcMethod<S extends ArgsSchema, R>(schema: S, fn: (...args: ArgsOf<S>) => R): RpcMethod<ArgsOf<S>, R, InputOf<S>>;
 /** Declares a method with a spec: argument and result schemas, `readOnly`, `record`. */
-export function rpcMethod<const S extends MethodSpec, R, F extends (...args: never[]) => R>(
+export function rpcMethod<const S extends MethodSpec, R, F extends (...args: never[]) => unknown>(
   spec: S,
   fn: S extends { args: infer A extends ArgsSchema } ? (...args: ArgsOf<A>) => R : F,
-): S extends { args: infer A extends ArgsSchema } ? RpcMethod<ArgsOf<A>, R> : RpcMethod<Parameters<F>, R>;
+): S extends { args: infer A extends ArgsSchema }
+  ? RpcMethod<ArgsOf<A>, R, InputOf<A>, ResultOf<S, R>>
+  : RpcMethod<Parameters<F>, ReturnType<F>, Parameters<F>, ResultOf<S, ReturnType<F>>>;
 export function rpcMethod(specOrSchema: ArgsSchema | MethodSpec, fn: (...args: never[]) => unknown): unknown {
   if (typeof fn !== "function") throw new RpcError("BAD_OPTION", "rpcMethod needs the method as its second argument.");
   if (specs.has(fn)) throw new RpcError("BAD_OPTION", "This function was already declared with rpcMethod.");
@@ -82,13 +112,8 @@ export function rpcMethod(specOrSchema: ArgsSchema | MethodSpec, fn: (...args: n
   return fn;
 }
 
-function isSchema(value: unknown): value is StandardSchemaV1 {
-  const standard = (value as { "~standard"?: { version?: unknown; validate?: unknown } } | null)?.["~standard"];
-  return typeof standard === "object" && standard !== null && standard.version === 1 && typeof standard.validate === "function";
-}
-
 function resolveSpec(given: ArgsSchema | MethodSpec): ResolvedMethodSpec {
-  if (isSchema(given)) return { args: given, result: undefined, readOnly: false, record: true };
+  if (isStandardSchema(given)) return { args: given, result: undefined, readOnly: false, record: true };
   if (typeof given !== "object" || given === null) {
     throw new RpcError(
       "BAD_OPTION",
@@ -101,8 +126,9 @@ function resolveSpec(given: ArgsSchema | MethodSpec): ResolvedMethodSpec {
     }
   }
   const { args, result, readOnly = false, record = true } = given;
-  if (args !== undefined && !isSchema(args)) throw new RpcError("BAD_OPTION", "rpcMethod args must be a Standard Schema (version 1).");
-  if (result !== undefined && !isSchema(result))
+  if (args !== undefined && !isStandardSchema(args))
+    throw new RpcError("BAD_OPTION", "rpcMethod args must be a Standard Schema (version 1).");
+  if (result !== undefined && !isStandardSchema(result))
     throw new RpcError("BAD_OPTION", "rpcMethod result must be a Standard Schema (version 1).");
   if (typeof readOnly !== "boolean" || typeof record !== "boolean")
     throw new RpcError("BAD_OPTION", "rpcMethod readOnly and record must be booleans.");

@@ -36,6 +36,15 @@ export { rpcSocketInfo, type RpcSocketInfo } from "./durable-object.js";
  */
 export { RpcTarget } from "./rpc-target.js";
 
+/**
+ * Declare a method with a Standard Schema (Zod, Valibot, ArkType, …) for its arguments (and
+ * optionally its result), `readOnly` or `record: false`: `increment = rpcMethod(schema, (by) => …)`.
+ * The arguments are checked after decoding and before the method runs; it gets the schema's
+ * output. `requireSchemas: true` in the options makes a schema mandatory for every method.
+ */
+export { rpcMethod, type ArgsSchema, type MethodSpec, type RpcMethod } from "./rpc-method.js";
+export type { StandardSchemaV1 } from "./standard-schema.js";
+
 /** Server options and the access policy's option type. */
 export type { RpcServerOptions } from "./dispatcher.js";
 export type { AccessOptions } from "./access.js";
@@ -44,5 +53,5 @@ export type { AccessOptions } from "./access.js";
 export type { RpcStub } from "./types.js";
 
 /** Shared with the client entry, re-exported for convenience on the server. */
-export { RpcError, type RpcErrorCode } from "./errors.js";
+export { RpcError, type RpcErrorCode, type RpcIssue } from "./errors.js";
 export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";

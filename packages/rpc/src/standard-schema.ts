@@ -2,6 +2,7 @@
  * The Standard Schema interface (version 1), typed here so that no validator library becomes a
  * dependency: Zod (≥ 3.24), Valibot (≥ 1), ArkType (≥ 2) and others put this object on their
  * schemas under the `~standard` key. dorpc only calls `validate` and reads `issues`.
+ * `isStandardSchema` recognises one at run time (options are checked when they are given).
  *
  * Internal module: the public names are re-exported from index.ts.
  */
@@ -46,4 +47,11 @@ export declare namespace StandardSchemaV1 {
 
   type InferInput<Schema extends StandardSchemaV1> = NonNullable<Schema["~standard"]["types"]>["input"];
   type InferOutput<Schema extends StandardSchemaV1> = NonNullable<Schema["~standard"]["types"]>["output"];
+}
+
+/** True for an object with a version-1 `~standard` property whose `validate` is a function. */
+export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  const standard = (value as { "~standard"?: { version?: unknown; validate?: unknown } })["~standard"];
+  return typeof standard === "object" && standard !== null && standard.version === 1 && typeof standard.validate === "function";
 }

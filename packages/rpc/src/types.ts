@@ -6,8 +6,11 @@
  * `RpcPromise` (a promise of the result that is also a pipelining handle on it); results arrive
  * as `Arrived<T>` (an `RpcTarget` or a function becomes an `RpcStub`); parameters accept the
  * value, a pending result of it, or a stub of it (`Param<T>`); what the wire cannot carry turns
- * into `never`, so a wrong call fails to compile instead of failing at run time.
+ * into `never`, so a wrong call fails to compile instead of failing at run time. A method made by
+ * `rpcMethod` is called with its argument schema's *input* (what the object accepts before
+ * coercions and transforms) and returns its result schema's output.
  */
+import type { RpcMethodTypes } from "./rpc-method.js";
 
 /** Members never reachable over RPC, whatever the class declares. */
 export type ReservedMember =
@@ -151,7 +154,7 @@ export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unkno
   ? unknown
   : V extends { readonly [STUB]: infer S }
     ? Pipeline<S>
-    : (V extends AnyFunction ? (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>> : unknown) &
+    : (V extends AnyFunction ? RemoteCall<V> : unknown) &
         (V extends readonly unknown[]
           ? { readonly [index: number]: Remote<V[number]> }
           : V extends object
@@ -159,9 +162,16 @@ export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unkno
             : unknown);
 
 /** A member as the client sees it: methods return pending results, everything else is one. */
-export type Remote<V> = V extends AnyFunction
-  ? (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>>
-  : RpcPromise<Awaited<V>>;
+export type Remote<V> = V extends AnyFunction ? RemoteCall<V> : RpcPromise<Awaited<V>>;
+
+/**
+ * A function as the client calls it. One made by `rpcMethod` takes its argument schema's input
+ * and resolves to its result (schema's output); any other takes its own parameters.
+ */
+type RemoteCall<V extends AnyFunction> =
+  V extends RpcMethodTypes<infer I, infer O>
+    ? (...args: Params<I>) => RpcPromise<O>
+    : (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>>;
 
 // ---------------------------------------------------------------------------------------------
 // Stubs
@@ -176,7 +186,7 @@ export type StubMember = "dup";
  * `dup()` makes another holder with its own lifetime. A callback a method receives as an argument
  * is a stub too, released when the method returns unless it was `dup()`ed.
  */
-export type RpcStub<T> = (T extends AnyFunction ? (...args: Params<Parameters<T>>) => RpcPromise<Awaited<ReturnType<T>>> : unknown) &
+export type RpcStub<T> = (T extends AnyFunction ? RemoteCall<T> : unknown) &
   (T extends AnyFunction ? unknown : { readonly [K in Exclude<PublicKeys<T>, StubMember>]: Remote<T[K]> }) & {
     /** Another holder of the same remote object, disposed independently. */
     dup(): RpcStub<T>;
