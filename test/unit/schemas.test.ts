@@ -350,7 +350,7 @@ describe("async schemas", () => {
 
   it("a call waiting for its async schema holds the calls after it (sequential ordering)", async () => {
     const ledger = new Ledger();
-    using client = connect(ledger).client;
+    using client = connect(ledger, { ordering: "sequential" }).client;
     const results = await Promise.all([client.claim("first"), client.add(1), client.claimZ("taken").catch(() => "refused"), client.add(2)]);
     expect(results).toEqual(["first", 1, "refused", 3]);
     expect(ledger.runs).toEqual(["claim first", "add", "add"]);
@@ -562,7 +562,8 @@ describe("client-side validation (validate option)", () => {
 
   it("an async schema holds its call and the calls after it, so order is kept; a refused one is never sent", async () => {
     const ledger = new Ledger();
-    const { client, paired } = connect(ledger, undefined, { validate: schemas });
+    // Sequential on the object too, so the order the client kept is the order they run in.
+    const { client, paired } = connect(ledger, { ordering: "sequential" }, { validate: schemas });
     using _ = client;
     const results = await Promise.all([
       client.claim("ada"),
