@@ -4,7 +4,7 @@
  * wrangler itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRpcClient, RpcError } from "@dorpc/rpc";
+import { createRpcClient, httpTransport, RpcError } from "@dorpc/rpc";
 
 /** The demo Counter's API (bench/worker/counter.ts), restated so this Node test needs no workerd types. */
 interface Counter {
@@ -118,13 +118,12 @@ describe("wrangler dev, Node client", () => {
 });
 
 describe("wrangler dev, HTTP batches (no socket)", () => {
-  it('a Node client with transport: "http": calls, one request per turn, rich values and bytes', async () => {
+  it("a Node client with transport: httpTransport(): calls, one request per turn, rich values and bytes", async () => {
     const instance = `e2e-http-${Date.now()}`;
     let requests = 0;
     await using counter = createRpcClient<Counter>("COUNTER", instance, {
       baseUrl: dev.baseUrl,
-      transport: "http",
-      fetch: (url, init) => (requests++, fetch(url, init)),
+      transport: httpTransport({ fetch: (url, init) => (requests++, fetch(url, init)) }),
     });
     expect(await Promise.all([counter.increment(2), counter.increment(3), counter.getValue()])).toEqual([2, 5, 5]);
     expect(requests).toBe(1);
@@ -159,7 +158,7 @@ describe("wrangler dev, HTTP batches (no socket)", () => {
 
   it("a port where nothing listens: CONNECT_FAILED at once, nothing sent", async () => {
     const port = dev.port + 17;
-    await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: `http://127.0.0.1:${port}`, transport: "http" });
+    await using client = createRpcClient<Counter>("COUNTER", "x", { baseUrl: `http://127.0.0.1:${port}`, transport: httpTransport() });
     const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
     expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
     expect(error.message).toContain("ECONNREFUSED");
@@ -167,7 +166,7 @@ describe("wrangler dev, HTTP batches (no socket)", () => {
   });
 
   it("a binding the Worker does not have: CONNECT_FAILED with the Worker's answer", async () => {
-    await using client = createRpcClient<Counter>("COUNTR", "x", { baseUrl: dev.baseUrl, transport: "http" });
+    await using client = createRpcClient<Counter>("COUNTR", "x", { baseUrl: dev.baseUrl, transport: httpTransport() });
     const error = (await client.getValue().catch((e: unknown) => e)) as RpcError;
     expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
     expect(error.message).toContain("HTTP 404");

@@ -1,9 +1,9 @@
 /**
- * HTTP batches in workerd: `createRpcClient(…, { transport: "http" })` and hand-written requests
+ * HTTP batches in workerd: `createRpcClient(…, { transport: httpTransport() })` and hand-written requests
  * (the JSON form `curl` uses) through the test Worker (routeDORequest) into real Durable Objects.
  * Each request is one frame of calls, run by the same dispatcher as a socket's frames.
  */
-import { createRpcClient, type FetchLike, RpcError } from "@dorpc/rpc";
+import { createRpcClient, type FetchLike, httpTransport, RpcError } from "@dorpc/rpc";
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Composer } from "./compose-objects.js";
@@ -28,9 +28,8 @@ function recordingFetch(): { fetch: FetchLike; sent: Sent[] } {
 
 function httpClient<T>(binding: string, name: string, fetch: FetchLike, extra: Record<string, unknown> = {}) {
   return createRpcClient<T>(binding, name, {
-    transport: "http",
+    transport: httpTransport({ fetch }),
     baseUrl: "http://dorpc.test",
-    fetch,
     reconnect: { initialDelay: 5, maxDelay: 50, jitter: 0 },
     ...extra,
   });
@@ -192,12 +191,12 @@ describe("the HTTP batch client", () => {
   });
 
   it("rejects options that cannot work, with BAD_OPTION", () => {
-    expect(() => createRpcClient("COUNTER", "x", { transport: "carrier-pigeon" as never, baseUrl: "http://a" })).toThrow(
-      /transport must be/,
+    expect(() => createRpcClient("COUNTER", "x", { transport: "http" as never, baseUrl: "http://a" })).toThrow(
+      /transport must be "websocket" or a TransportFactory/,
     );
-    expect(() => createRpcClient("COUNTER", "x", { transport: "http", baseUrl: "http://a", headers: 5 as never })).toThrow(
-      /headers must be a HeadersInit/,
-    );
+    expect(() => httpTransport({ headers: 5 as never })).toThrow(/headers.*must be an object, a list of pairs or a Headers/);
+    expect(() => httpTransport({ fetch: 5 as never })).toThrow(/fetch \}\) must be a function/);
+    expect(() => createRpcClient("COUNTER", "x", { transport: httpTransport() })).toThrow(/baseUrl is required/);
   });
 });
 

@@ -11,7 +11,6 @@ import { ClientSession, type ConnectionState, type HeartbeatOptions, type Reconn
 import type { TransportFactory } from "./transport.js";
 import { type EventInfo, type SubscribeOptions, type Subscription, sessionOf } from "./subscriptions.js";
 import type { Arrived, RpcClient, TOPICS } from "./types.js";
-import { type FetchLike, type HeadersInit, httpTransport } from "./http-transport.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /**
@@ -36,15 +35,11 @@ export interface RpcClientOptions<T = unknown> {
   limits?: Partial<RpcLimits>;
   /**
    * How calls travel. `"websocket"` (default): one WebSocket, calls both ways, pushes,
-   * subscriptions. `"http"`: each turn's calls are one `POST` (an HTTP batch) — for scripts, cron
-   * jobs and Workers that make a few calls and leave; no pushes, no callbacks, no stubs after the
-   * request. Or a `TransportFactory` of your own (tests, custom channels; `baseUrl` then unused).
+   * subscriptions. `httpTransport()`: each turn's calls are one `POST` (an HTTP batch) — for
+   * scripts, cron jobs and Workers that make a few calls and leave; no pushes, no callbacks, no
+   * stubs after the request. Or a `TransportFactory` of your own (tests, custom channels).
    */
-  transport?: "websocket" | "http" | TransportFactory;
-  /** The `fetch` an HTTP batch uses (e.g. a service binding's, in a Worker). Default: the global one. */
-  fetch?: FetchLike;
-  /** Extra headers of every HTTP batch request (e.g. `Authorization`). WebSockets cannot carry headers from a browser: use `query`. */
-  headers?: HeadersInit;
+  transport?: "websocket" | TransportFactory;
   /**
    * Re-open a connection that closed unexpectedly, with capped, jittered exponential backoff;
    * `false` disables. Calls made meanwhile wait (bounded by `limits.maxPendingCalls`) and go out
@@ -151,35 +146,29 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   const limits = resolveLimits(options.limits);
   checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const given = options.transport ?? "websocket";
+  if (given !== "websocket" && typeof given !== "function") {
+    throw new RpcError(
+      "BAD_OPTION",
+      `transport must be "websocket" or a TransportFactory (e.g. httpTransport()), got ${JSON.stringify(given)}.`,
+    );
+  }
+  // The endpoint: required for a WebSocket and for factories that use it, optional otherwise.
+  const needsUrl = given === "websocket" || given.usesUrl === true;
+  let url: string | undefined;
+  try {
+    url = connectUrl(binding, instance, options);
+  } catch (error) {
+    if (needsUrl) throw error;
+  }
   let transport: TransportFactory;
-  let label = `${binding}/${instance}`;
-  if (typeof given === "function") transport = given;
-  else if (given === "websocket") {
-    const url = connectUrl(binding, instance, options);
-    label = url;
+  if (given === "websocket") {
     const WebSocketImpl = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (typeof WebSocketImpl !== "function") {
       throw new RpcError("BAD_OPTION", 'No global WebSocket in this runtime: pass options.WebSocket (e.g. from the "ws" package).');
     }
-    transport = webSocketTransport(url, WebSocketImpl);
-  } else if (given === "http") {
-    const url = connectUrl(binding, instance, options).replace(/^ws(s?):/, "http$1:");
-    label = url;
-    const fetchImpl = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch?.bind(globalThis);
-    if (typeof fetchImpl !== "function") throw new RpcError("BAD_OPTION", "No global fetch in this runtime: pass options.fetch.");
-    let headers: Headers;
-    try {
-      headers = new Headers(options.headers ?? {});
-    } catch (error) {
-      throw new RpcError(
-        "BAD_OPTION",
-        `headers must be a HeadersInit (an object, a list of pairs or a Headers): ${(error as Error).message}`,
-      );
-    }
-    transport = httpTransport(url, fetchImpl, headers);
-  } else {
-    throw new RpcError("BAD_OPTION", `transport must be "websocket", "http" or a TransportFactory, got ${JSON.stringify(given)}.`);
-  }
+    transport = webSocketTransport(url!, WebSocketImpl);
+  } else transport = given;
+  const label = needsUrl ? (transport.connectionless ? url!.replace(/^ws(s?):/, "http$1:") : url!) : `${binding}/${instance}`;
   const reconnect =
     options.reconnect === false
       ? false
@@ -191,7 +180,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
           resetAfter: [0, 3_600_000],
         });
   const heartbeat =
-    options.heartbeat === false || (given === "http" && options.heartbeat === undefined)
+    options.heartbeat === false || (transport.connectionless && options.heartbeat === undefined)
       ? false
       : numericOptions<HeartbeatOptions>("heartbeat", options.heartbeat, HEARTBEAT_DEFAULTS, {
           interval: [10, 3_600_000],
@@ -217,6 +206,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   const isPlain = expose !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(expose));
   const session = new ClientSession({
     transport,
+    url,
     timeout,
     limits,
     label,

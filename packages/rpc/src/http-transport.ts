@@ -16,7 +16,7 @@
  * Internal module.
  */
 import { FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
-import { isRpcErrorCode } from "./errors.js";
+import { isRpcErrorCode, RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, SESSION_HEADER, splitFrames } from "./http-frames.js";
 import { DEFAULT_LIMITS } from "./limits.js";
@@ -28,10 +28,43 @@ export type HeadersInit = ConstructorParameters<typeof Headers>[0];
 /** The `fetch` an HTTP transport uses: the global one, or e.g. a service binding's. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-/** Transport factory for HTTP batches to `url` (http or https). */
-export function httpTransport(url: string, fetchImpl: FetchLike, headers: HeadersInit = {}): TransportFactory {
-  const fixed = new Headers(headers);
-  return (handler) => new HttpTransport(url, fetchImpl, fixed, handler);
+/** Options of {@link httpTransport}. */
+export interface HttpTransportOptions {
+  /** The `fetch` to send with (e.g. a service binding's `fetch`, in a Worker). Default: the global one. */
+  fetch?: FetchLike;
+  /** Extra headers of every request (e.g. `Authorization`, which `identify` or a route hook reads). */
+  headers?: HeadersInit;
+}
+
+/**
+ * HTTP batches instead of a WebSocket: `createRpcClient(binding, instance, { baseUrl, transport:
+ * httpTransport() })`. Every call made in one turn is one `POST` to the object's RPC path, and the
+ * response carries the replies. For scripts, cron jobs, serverless functions and Workers that make
+ * a few calls and leave: no connection to open or keep, but nothing the object could call back
+ * (functions and pushes), and references returned by a call only work in the same turn.
+ */
+export function httpTransport(options: HttpTransportOptions = {}): TransportFactory {
+  if (typeof options !== "object" || options === null)
+    throw new RpcError("BAD_OPTION", "httpTransport(options): options must be an object.");
+  if (options.fetch !== undefined && typeof options.fetch !== "function") {
+    throw new RpcError("BAD_OPTION", "httpTransport({ fetch }) must be a function like the global fetch.");
+  }
+  const fetchImpl = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch?.bind(globalThis);
+  if (typeof fetchImpl !== "function") throw new RpcError("BAD_OPTION", "No global fetch in this runtime: pass httpTransport({ fetch }).");
+  let headers: Headers;
+  try {
+    headers = new Headers(options.headers ?? {});
+  } catch (error) {
+    throw new RpcError(
+      "BAD_OPTION",
+      `httpTransport({ headers }) must be an object, a list of pairs or a Headers: ${(error as Error).message}`,
+    );
+  }
+  const factory = (handler: TransportHandler) => {
+    if (handler.url === undefined) throw new RpcError("BAD_OPTION", "httpTransport() needs the client's baseUrl.");
+    return new HttpTransport(handler.url.replace(/^ws(s?):/, "http$1:"), fetchImpl, headers, handler);
+  };
+  return Object.assign(factory, { usesUrl: true, connectionless: true } as const);
 }
 
 class HttpTransport implements RpcTransport {

@@ -50,8 +50,8 @@ export { DEFAULT_LIMITS, type RpcLimits } from "./limits.js";
 /** The transport interface, for custom channels (and its WebSocket implementation's types). */
 export type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
-/** HTTP batches as a transport factory (what `transport: "http"` uses), for a URL of your own. */
-export { httpTransport, type FetchLike } from "./http-transport.js";
+/** HTTP batches instead of a WebSocket: `transport: httpTransport()`. */
+export { httpTransport, type FetchLike, type HttpTransportOptions } from "./http-transport.js";
 export type { WebSocketConstructor, WebSocketLike } from "./websocket-transport.js";
 export type { ConnectionState, ReconnectOptions, HeartbeatOptions } from "./session.js";
 export type { CallOptions } from "./proxy.js";

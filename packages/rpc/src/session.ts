@@ -58,6 +58,8 @@ export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | 
 
 export interface SessionOptions {
   transport: TransportFactory;
+  /** The endpoint, for transports that use it (`TransportHandler.url`). */
+  url: string | undefined;
   /** Default per-call timeout in ms; 0 disables. */
   timeout: number;
   limits: Readonly<RpcLimits>;
@@ -123,6 +125,10 @@ export class ClientSession implements TransportHandler {
   readonly sessionId = newSessionId();
   /** Calls of a lost connection wait to be resent on the next one. */
   private resending = false;
+
+  get url(): string | undefined {
+    return this.options.url;
+  }
 
   constructor(private readonly options: SessionOptions) {
     this.exports = new ExportTable(options.limits.maxExports, "This client");

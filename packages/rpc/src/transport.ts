@@ -22,6 +22,11 @@ import type { IncomingData, WireFrame } from "./frame.js";
 export interface TransportHandler {
   onMessage(data: IncomingData): void;
   onClose(code: number, reason: string): void;
+  /**
+   * The client's endpoint, `ws(s)://host/{prefix}/{binding}/{instance}?query`, for transports
+   * that need it (declared with `usesUrl`); `undefined` for a client made without one.
+   */
+  readonly url?: string;
 }
 
 /** A connection as the session sees it. See the module comment for the contract. */
@@ -39,4 +44,9 @@ export interface RpcTransport {
 }
 
 /** Makes a fresh transport for each connection attempt. */
-export type TransportFactory = (handler: TransportHandler) => RpcTransport;
+export type TransportFactory = ((handler: TransportHandler) => RpcTransport) & {
+  /** Reads `handler.url`: the client then needs `baseUrl` (or a page's location), checked when it is made. */
+  readonly usesUrl?: boolean;
+  /** Has no connection to keep alive (HTTP batches): the client sends no heartbeats unless told to. */
+  readonly connectionless?: boolean;
+};
