@@ -10,6 +10,10 @@
  *    when `flush` is called, e.g. when an incoming frame has been handled).
  *  - A frame carries the blobs of at most one envelope: each envelope's record table numbers
  *    its blobs from 0, so an envelope's encoded form never has to be rewritten.
+ *  - A frame carries at most `MAX_ENVELOPES` envelopes, well under the default
+ *    `limits.maxPendingCalls` a peer checks a frame against: a topic replay of thousands of
+ *    events, or thousands of calls made in one turn, leave as several frames, not one the peer
+ *    must refuse.
  *  - A send that fails (the socket closed under us) is dropped silently: the peer learns of the
  *    loss from the close, which covers every frame.
  *  - An envelope whose bytes are not ready (a Blob being read) holds back every envelope after
@@ -20,6 +24,9 @@
 import { writeFrame, type WireFrame } from "./frame.js";
 
 const NO_BLOBS: readonly Uint8Array[] = [];
+
+/** The most envelopes one frame carries (see the invariants). */
+export const MAX_ENVELOPES = 256;
 
 export class Outbox {
   private kinds: number[] = [];
@@ -97,7 +104,8 @@ export class Outbox {
     let start = 0;
     let frameBlobs: readonly Uint8Array[] = NO_BLOBS;
     for (let i = 0; i < n; i++) {
-      const cut = i > start && (kinds[i] !== kinds[start] || (blobs[i]!.length > 0 && frameBlobs.length > 0));
+      const cut =
+        i > start && (kinds[i] !== kinds[start] || i - start === MAX_ENVELOPES || (blobs[i]!.length > 0 && frameBlobs.length > 0));
       if (cut) {
         this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start, i).join(",")}]`, frameBlobs));
         start = i;

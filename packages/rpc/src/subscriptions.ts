@@ -190,7 +190,10 @@ export class Subscriptions {
       sub.ready.settled = true;
       sub.ready.reject(new RpcError("DISPOSED", `The subscription to "${sub.topic}" was closed.`));
     }
-    if (this.session.state === "open") {
+    // Tell the object when it has (or is about to have) this subscription: the connection is
+    // open, or a subscribe call is on its way — queued while connecting, it goes out first, and
+    // the unsubscribe queued behind it undoes it.
+    if (this.session.state === "open" || sub.sending) {
       const call = this.session.call({ kind: "system" }, ["unsubscribe"], [sub.topic]);
       call.observed = true;
     }

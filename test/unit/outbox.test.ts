@@ -1,0 +1,37 @@
+/** The outbox: order, frames cut by kind, blobs and size (packages/rpc/src/outbox.ts). */
+import { describe, expect, it } from "vitest";
+import { FrameKind } from "../../packages/rpc/src/envelopes.js";
+import { MAX_ENVELOPES, Outbox } from "../../packages/rpc/src/outbox.js";
+
+function capture() {
+  const frames: (string | Uint8Array)[] = [];
+  const outbox = new Outbox((frame) => frames.push(frame));
+  return { frames, outbox };
+}
+
+/** The envelopes of a text frame, as parsed JSON. */
+const envelopes = (frame: string | Uint8Array): unknown[] => JSON.parse((frame as string).slice(2)) as unknown[];
+
+describe("Outbox", () => {
+  it(`cuts a turn's envelopes into frames of at most ${MAX_ENVELOPES}, in order`, async () => {
+    const { frames, outbox } = capture();
+    const n = 2 * MAX_ENVELOPES + 88;
+    for (let i = 1; i <= n; i++) outbox.add(FrameKind.Calls, `[0,["event",[0,${i}]]]`, []);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(frames.map((f) => envelopes(f).length)).toEqual([MAX_ENVELOPES, MAX_ENVELOPES, 88]);
+    const order = frames.flatMap((f) => envelopes(f).map((e) => ((e as [number, [string, [number, number]]])[1][1] as number[])[1]));
+    expect(order).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  });
+
+  it("keeps one frame per kind change, and a frame of exactly the maximum whole", async () => {
+    const { frames, outbox } = capture();
+    for (let i = 0; i < MAX_ENVELOPES; i++) outbox.add(FrameKind.Replies, `[${i + 1},0,1]`, []);
+    outbox.add(FrameKind.Calls, `[0,["x",[0]]]`, []);
+    outbox.flush();
+    expect(frames.map((f) => [(f as string).charCodeAt(1), envelopes(f).length])).toEqual([
+      [FrameKind.Replies, MAX_ENVELOPES],
+      [FrameKind.Calls, 1],
+    ]);
+  });
+});
