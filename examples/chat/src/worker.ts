@@ -59,21 +59,21 @@ export class Room extends RpcDurableObject<Env, ChatClient, RoomTopics> implemen
   }
 
   hello(): void {
-    this.announceOnline();
+    this.clients().online(this.names()); // a broadcast: every connected page, nothing stored
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    await super.webSocketClose(ws, code, reason);
-    this.announceOnline();
+    await super.webSocketClose(ws, code, reason); // keep dorpc's own close handling
+    this.clients().online(this.names());
   }
 
-  /** Sends everyone connected the names of everyone connected. */
-  private announceOnline(): void {
+  /** The names of everyone connected, sorted, each once. */
+  private names(): string[] {
     const names = this.ctx
       .getWebSockets()
       .filter((ws) => ws.readyState === WebSocket.OPEN)
       .map((ws) => String((ws.deserializeAttachment() as RpcAttachment | null)?.identity));
-    this.clients().online([...new Set(names)].sort());
+    return [...new Set(names)].sort();
   }
 }
 
