@@ -66,6 +66,20 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
     expect(t.service.runsOf("increment")).toBe(2);
   });
 
+  it("a new session's first connection cut before anything arrived: its resent calls run (the session is not taken for expired)", async () => {
+    using t = setup();
+    t.faults.halfOpen = true; // the Hello and the call are lost on the way
+    const pending = t.client.increment(5);
+    await vi.waitFor(() => expect(t.faults.connections).toHaveLength(1));
+    await sleep(5);
+    t.faults.halfOpen = false;
+    t.faults.last.paired.cut();
+    expect(await pending).toBe(5);
+    expect(t.service.runsOf("increment")).toBe(1);
+    // The Hello of the second connection does not claim a resend the object could check.
+    expect(t.faults.connections[1]!.paired.hellos).toEqual([expect.stringMatching(/^\u001eH\[".+",0\]$/)]);
+  });
+
   it("a resend of a call still running waits for it and gets its answer; the method runs once", async () => {
     using t = setup({}, undefined);
     await t.client.increment();
