@@ -118,6 +118,47 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
   });
 });
 
+describe("the record's age limit (maxAge) and its sweep", () => {
+  const HOUR = 3_600_000;
+  const sessionA = "AAAAAAAAAAAAAAAAAAAAAA";
+  const sessionB = "BBBBBBBBBBBBBBBBBBBBBB";
+  const deletes = (statements: readonly string[]) => statements.filter((q) => q.startsWith("DELETE")).length;
+
+  it("a session idle longer than maxAge is forgotten by the next sweep: its resends are EXPIRED, never run", () => {
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
+    const sql = nodeSql();
+    const options = resolveDelivery({ maxAge: 2 * HOUR })!;
+    const records = new DeliveryRecord(sql, options);
+    expect(records.hello(sessionA, false)).toBe(true);
+    records.started(sessionA, 1);
+    records.save(sessionA, 1, "\u001eR[[1,0,1]]", true);
+    expect(records.decide(sessionA, 1, 1, true, false)).toMatchObject({ kind: "replay" });
+    // Three hours later another session connects: the sweep forgets A (and its slots).
+    now.mockReturnValue(1_003 * HOUR);
+    records.hello(sessionB, false);
+    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n).toBe(0);
+    // A comes back resending: unknown, so its calls cannot be trusted.
+    expect(records.hello(sessionA, true)).toBe(false);
+    expect(records.decide(sessionA, 1, 1, true, true)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    now.mockRestore();
+  });
+
+  it("sweeps at most once an hour per object, across restarts (an object that wakes often does not scan each time)", () => {
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
+    const sql = nodeSql();
+    const options = resolveDelivery(undefined)!;
+    new DeliveryRecord(sql, options).hello(sessionA, false);
+    expect(deletes(sql.statements)).toBe(2); // the first sweep
+    now.mockReturnValue(1_000 * HOUR + 10 * 60_000);
+    new DeliveryRecord(sql, options).hello(sessionB, false); // a new instance, 10 minutes later
+    expect(deletes(sql.statements)).toBe(2);
+    now.mockReturnValue(1_001 * HOUR + 1);
+    new DeliveryRecord(sql, options).hello(sessionB, false); // and one more, an hour after the sweep
+    expect(deletes(sql.statements)).toBe(4);
+    now.mockRestore();
+  });
+});
+
 describe("what the record refuses", () => {
   it("a resend whose record slot was reused by a later call is EXPIRED, never run twice", async () => {
     using t = setup({}, { window: 16 });

@@ -13,7 +13,8 @@
  *
  * The record is bounded without a per-call scan: each session has `window` slots, call `id` goes
  * to slot `id % window` and a slot keeps the highest id written to it, so an old record is
- * overwritten, never searched for. Sessions idle for `maxAge` are swept at most once an hour.
+ * overwritten, never searched for. Sessions idle for `maxAge` are swept at most once an hour
+ * (per object, across restarts).
  *
  * Internal module (workerd only: `ctx.storage.sql`).
  */
@@ -45,7 +46,8 @@ export class DeliveryRecord {
   private readonly running = new Map<string, { done: Promise<void>; finish: () => void }>();
   /** When each session's `last_at` was last written (to write it at most every few minutes). */
   private readonly touched = new Map<string, number>();
-  private lastSweep = 0;
+  /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
+  private lastSweep: number | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -143,10 +145,22 @@ export class DeliveryRecord {
     running.finish();
   }
 
-  /** Forgets sessions idle longer than `maxAge` (at most once an hour). */
+  /**
+   * Forgets sessions idle longer than `maxAge`, at most once an hour per object — across
+   * restarts too: the time of the last sweep is kept as the `last_at` of the session row named
+   * "" (no session id is empty), so an object that hibernates often does not scan on every wake.
+   */
   private sweep(now: number): void {
+    if (this.lastSweep === undefined) {
+      const row = this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ''").toArray()[0];
+      this.lastSweep = row ? (row.last_at as number) : 0;
+    }
     if (now - this.lastSweep < SWEEP_EVERY) return;
     this.lastSweep = now;
+    this.sql.exec(
+      "INSERT INTO _dorpc_sessions (session, last_at) VALUES ('', ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
+      now,
+    );
     const cutoff = now - this.options.maxAge;
     this.sql.exec("DELETE FROM _dorpc_calls WHERE session IN (SELECT session FROM _dorpc_sessions WHERE last_at < ?)", cutoff);
     this.sql.exec("DELETE FROM _dorpc_sessions WHERE last_at < ?", cutoff);
