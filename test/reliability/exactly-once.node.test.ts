@@ -159,6 +159,71 @@ describe("the record's age limit (maxAge) and its sweep", () => {
   });
 });
 
+describe("answers kept in memory (calls that changed nothing but memory)", () => {
+  const session = "CCCCCCCCCCCCCCCCCCCCCC";
+  const RETRY = 1;
+  const callInserts = (statements: readonly string[]) => statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+  const reply = (id: number) => `\u001eR[[${id},0,${id}]]`;
+
+  it("changes() counts storage writes (SQL and KV rows), not reads", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    const before = records.changes();
+    sql.exec("CREATE TABLE t (a)");
+    sql.exec("SELECT * FROM t").toArray();
+    expect(records.changes()).toBe(before);
+    sql.exec("INSERT INTO t VALUES (1), (2)");
+    expect(records.changes()).toBe(before + 2);
+  });
+
+  it("an in-memory answer writes nothing to storage and answers a resend while the instance lives", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    records.started(session, 1);
+    records.save(session, 1, reply(1), true, true);
+    expect(callInserts(sql.statements)).toBe(0);
+    expect(records.decide(session, 1, RETRY, true, false)).toEqual({ kind: "replay", frame: reply(1) });
+  });
+
+  it("after an eviction (a new instance) a resend of an in-memory call runs again: the memory it changed is gone too", () => {
+    const sql = nodeSql();
+    const options = resolveDelivery(undefined)!;
+    const first = new DeliveryRecord(sql, options);
+    first.hello(session, false);
+    first.started(session, 1);
+    first.save(session, 1, reply(1), true, true);
+    const second = new DeliveryRecord(sql, options);
+    expect(second.hello(session, true)).toBe(true);
+    expect(second.decide(session, 1, RETRY, true, false)).toEqual({ kind: "run", record: true });
+  });
+
+  it("an answer dropped from memory for room is never run again (EXPIRED); a call that never arrived still runs", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    for (let id = 1; id <= 16_384 + 10; id++) records.save(session, id, reply(id), true, true);
+    expect(records.decide(session, 1, RETRY, true, false)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    expect(records.decide(session, 10, RETRY, true, false)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    expect(records.decide(session, 11, RETRY, true, false)).toEqual({ kind: "replay", frame: reply(11) });
+    expect(records.decide(session, 16_384 + 11, RETRY, true, false)).toEqual({ kind: "run", record: true });
+    expect(callInserts(sql.statements)).toBe(0);
+  });
+
+  it("a large answer goes to storage even when the call changed nothing", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    const big = `\u001eR[[1,0,"${"x".repeat(70_000)}"]]`;
+    records.save(session, 1, big, true, true);
+    expect(callInserts(sql.statements)).toBe(1);
+    expect(new DeliveryRecord(sql, resolveDelivery(undefined)!).decide(session, 1, RETRY, true, false)).toEqual({
+      kind: "replay",
+      frame: big,
+    });
+  });
+});
+
 describe("what the record refuses", () => {
   it("a resend whose record slot was reused by a later call is EXPIRED, never run twice", async () => {
     using t = setup({}, { window: 16 });
