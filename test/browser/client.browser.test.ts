@@ -139,6 +139,44 @@ describe("the client in Chromium, page served by the Worker's assets", () => {
     await page.close();
   });
 
+  it("HTTP batches from the page (httpTransport()): one POST per turn's calls, values and bytes both ways, no WebSocket", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const posts: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST") posts.push(new URL(request.url()).pathname);
+    });
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, httpTransport, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance, { transport: httpTransport() });
+      try {
+        const [one, three] = await Promise.all([client.increment(1), client.increment(2)]);
+        const value = { at: new Date(7), tags: new Set(["a"]), bytes: new Uint8Array([1, 2, 255]) };
+        const back = (await client.echo(value)) as typeof value;
+        const received = await client.bytes(100_000);
+        let wrong = 0;
+        for (let i = 0; i < received.length; i++) if (received[i] !== (i & 0xff)) wrong++;
+        const error = await client.fail("range").catch((e: Error) => [e.constructor.name, e.message]);
+        return {
+          counts: [one, three],
+          back: [back.at.getTime(), [...back.tags], [...back.bytes]],
+          received: [received.length, wrong],
+          error,
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("http"));
+    expect(result.counts).toEqual([1, 3]);
+    expect(result.back).toEqual([7, ["a"], [1, 2, 255]]);
+    expect(result.received).toEqual([100_000, 0]);
+    expect(result.error[0]).toBe("RangeError");
+    // Four turns of calls: four requests to the object's RPC path, and no socket.
+    expect(posts.filter((path) => path.startsWith("/__rpc/PROBE/"))).toHaveLength(4);
+    expect(sockets.sockets).toHaveLength(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("rebuilds thrown errors as their classes with their properties, and reports its own failures as RpcError codes", async () => {
     const { page, errors } = await openClientPage();
     const result = await page.evaluate(async (instance) => {
