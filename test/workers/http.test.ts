@@ -136,6 +136,33 @@ describe("the HTTP batch client", () => {
   it("exactly once: an answer lost on the way back makes the client resend, and the object answers from its record", async () => {
     const name = uniqueName("resend");
     const sent: Sent[] = [];
+    let lose = 0;
+    const fetch: FetchLike = async (url, init) => {
+      sent.push({ url, headers: new Headers(init.headers), body: init.body as string });
+      const response = await SELF.fetch(url, init);
+      if (lose-- > 0) {
+        await response.arrayBuffer();
+        throw new TypeError("network connection lost");
+      }
+      return response;
+    };
+    using client = httpClient<Counter>("COUNTER", name, fetch);
+    expect(await client.increment(1)).toBe(1); // the object has answered this session once
+    lose = 1;
+    expect(await client.increment(3)).toBe(4);
+    expect(await count(name)).toBe(4); // ran once
+    expect(sent).toHaveLength(3);
+    expect(sent[1]!.headers.get("X-Dorpc-Resending")).toBeNull();
+    expect(sent[2]!.headers.get("X-Dorpc-Resending")).toBe("1");
+    expect(sent[2]!.headers.get("X-Dorpc-Session")).toBe(sent[0]!.headers.get("X-Dorpc-Session"));
+    expect(sent[1]!.body).toBe('\u001eC[[2,["increment",[0,3]]]]');
+    expect(sent[2]!.body).toBe('\u001eC[[2,["increment",[0,3]],0,1]]'); // the same call under the same id, flagged Retry
+    expect(await client.increment(1)).toBe(5);
+  });
+
+  it("exactly once: when the session's very first answer is lost the resend does not claim to be one (the object may never have seen it), and still runs once", async () => {
+    const name = uniqueName("resend-first");
+    const sent: Sent[] = [];
     let lose = 1;
     const fetch: FetchLike = async (url, init) => {
       sent.push({ url, headers: new Headers(init.headers), body: init.body as string });
@@ -148,10 +175,9 @@ describe("the HTTP batch client", () => {
     };
     using client = httpClient<Counter>("COUNTER", name, fetch);
     expect(await client.increment(3)).toBe(3);
-    expect(await count(name)).toBe(3); // ran once
+    expect(await count(name)).toBe(3); // the record knew the session and the call: answered from it
     expect(sent).toHaveLength(2);
-    expect(sent[0]!.headers.get("X-Dorpc-Resending")).toBeNull();
-    expect(sent[1]!.headers.get("X-Dorpc-Resending")).toBe("1");
+    expect(sent[1]!.headers.get("X-Dorpc-Resending")).toBeNull();
     expect(sent[1]!.headers.get("X-Dorpc-Session")).toBe(sent[0]!.headers.get("X-Dorpc-Session"));
     expect(await client.increment(1)).toBe(4);
   });
