@@ -16,7 +16,7 @@
  *
  * Internal module.
  */
-import { Callee, type CalleeConfig } from "./callee.js";
+import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
 import { CloseCode, ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
@@ -27,6 +27,7 @@ import { Outbox } from "./outbox.js";
 import { makeStub } from "./proxy.js";
 import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
+import type { ServerCallee } from "./server-callee.js";
 
 /** What a connection needs of the thing carrying its frames. */
 export interface Link {
@@ -44,7 +45,8 @@ export interface ConnectionConfig {
   readonly caller: Caller | ((conn: Connection) => Caller);
   /** What this end hands out by reference (session-wide on a client; per connection on a server). */
   readonly exports: ExportTable;
-  readonly callee: CalleeConfig;
+  /** Makes the callee half (a `Callee` on a client, a `ServerCallee` on a Durable Object). */
+  readonly callee: (conn: Connection) => Callee;
   /** Answer heartbeat pings (a server whose runtime does not answer them itself). */
   readonly answerPings: boolean;
   /**
@@ -90,7 +92,7 @@ export class Connection {
     this.exports = config.exports;
     this.imports = new ImportTable(config.limits.maxImports, (id, count) => this.release(id, count), this);
     this.caller = typeof config.caller === "function" ? config.caller(this) : config.caller;
-    this.callee = new Callee(this, config.callee);
+    this.callee = config.callee(this);
   }
 
   /** True once the connection ended (`end`). */
@@ -325,7 +327,7 @@ export class Connection {
     return new RpcError(
       "REFERENCE_LOST",
       evicted
-        ? `Reference ${id} is gone: ${this.config.callee.label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
+        ? `Reference ${id} is gone: ${this.callee.label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
         : `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
     );
   }
@@ -351,8 +353,8 @@ export class Connection {
     }
   }
 
-  /** Resolves once every call received here has answered and the answers have been sent. */
-  async whenIdle(): Promise<void> {
+  /** Resolves once every call received here has answered and the answers have been sent (an HTTP batch). */
+  async whenIdle(this: ServerConnection): Promise<void> {
     await this.callee.whenIdle();
     await this.outbox.drain();
   }
@@ -375,6 +377,9 @@ export class Connection {
     this.callee.close();
   }
 }
+
+/** A Durable Object's connection (dispatcher.ts): its callee is a `ServerCallee`. */
+export type ServerConnection = Connection & { readonly callee: ServerCallee };
 
 /** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
 export function closeReason(text: string): string {

@@ -8,11 +8,11 @@
  */
 import { AccessPolicy, type AccessOptions } from "./access.js";
 import { Caller } from "./caller.js";
-import { closeReason, Connection } from "./connection.js";
+import { closeReason, Connection, type ServerConnection } from "./connection.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
-import type { Records } from "./callee.js";
+import { type Records, ServerCallee } from "./server-callee.js";
 import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./delivery-options.js";
 import { platformIdentities } from "./platform-state.js";
 import { checkSchemas } from "./require-schemas.js";
@@ -168,7 +168,7 @@ export interface ReplyChannel {
   close(code?: number, reason?: string): void;
 }
 
-const connections = new WeakMap<ReplyChannel, Connection>();
+const connections = new WeakMap<ReplyChannel, ServerConnection>();
 
 /** Hooks the workerd glue adds to a channel's connection. */
 export interface ChannelHooks {
@@ -196,7 +196,7 @@ export function connectionFor(
   target: object,
   options: ResolvedServerOptions,
   hooksOf?: (channel: ReplyChannel) => ChannelHooks,
-): Connection {
+): ServerConnection {
   let conn = connections.get(channel);
   if (conn) return conn;
   const hooks = hooksOf?.(channel);
@@ -226,33 +226,34 @@ export function connectionFor(
       caller.attach(c);
       return caller;
     },
-    callee: {
-      root: target,
-      rootRule: "object",
-      label,
-      policy: options.policy,
-      limits,
-      sequential: options.sequential,
-      exposeErrorStack: options.exposeErrorStack,
-      system: hooks?.system,
-      records: hooks?.records,
-      forbidden: options.policy.trusted ? undefined : platformIdentities(target),
-      requireSchemas: options.requireSchemas,
-      isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
-      onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
-    },
+    callee: (c) =>
+      new ServerCallee(c, {
+        root: target,
+        rootRule: "object",
+        label,
+        policy: options.policy,
+        limits,
+        sequential: options.sequential,
+        exposeErrorStack: options.exposeErrorStack,
+        system: hooks?.system,
+        records: hooks?.records,
+        forbidden: options.policy.trusted ? undefined : platformIdentities(target),
+        requireSchemas: options.requireSchemas,
+        isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
+        onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
+      }),
     answerPings: true,
     lostBefore: hooks?.lostBefore,
     referencesEnd: hooks?.referencesEnd,
     session: hooks?.session,
     onHello: hooks?.onHello,
-  });
+  }) as ServerConnection; // its callee is the ServerCallee made above
   connections.set(channel, conn);
   return conn;
 }
 
 /** The connection of `channel`, if it has one. */
-export function existingConnection(channel: ReplyChannel): Connection | undefined {
+export function existingConnection(channel: ReplyChannel): ServerConnection | undefined {
   return connections.get(channel);
 }
 

@@ -16,6 +16,7 @@
  *
  * Internal module.
  */
+import { Callee } from "./callee.js";
 import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
@@ -248,20 +249,20 @@ export class ClientSession implements TransportHandler {
         caller: this.caller,
         exports: this.exports,
         answerPings: false,
-        callee: {
-          get system() {
-            return session.system;
-          },
-          root: expose.root,
-          rootRule: expose.rule,
-          label: "this client",
-          policy: expose.policy,
-          limits: this.options.limits,
-          sequential: false,
-          exposeErrorStack: false,
-          isPlatformState: () => false,
-          onNotificationError: (error) => this.options.onError(error, "a push from the object"),
-        },
+        callee: (c) =>
+          new Callee(c, {
+            get system() {
+              return session.system;
+            },
+            root: expose.root,
+            rootRule: expose.rule,
+            label: "this client",
+            policy: expose.policy,
+            limits: this.options.limits,
+            exposeErrorStack: false,
+            isPlatformState: () => false,
+            onNotificationError: (error) => this.options.onError(error, "a push from the object"),
+          }),
         onUnreadable: (error) => {
           // The object sent something unreadable: this connection cannot be trusted any more.
           this.refused = error;
