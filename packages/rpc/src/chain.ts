@@ -306,39 +306,34 @@ function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
   if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
   const holder = cursor.value;
   if (policy.trusted) {
-    const found = policy.readTrusted(holder, name);
+    const found = policy.readTrusted!(holder, name);
     if (!found) refuse(notFound(name, label));
-    if (typeof found.value === "function") {
-      cursor.method = found.value as Member["fn"];
-      cursor.receiver = holder as object;
-      cursor.name = name;
-      return METHOD;
-    }
-    return found.value;
+    return typeof found.value === "function" ? method(cursor, found.value as Member["fn"], holder as object, name) : found.value;
   }
   if (cursor.rule === "expose" && typeof holder === "object" && holder !== null && isPlainData(holder)) {
     // A client's exposed plain object: its own function-valued properties are its methods.
     const desc = Object.getOwnPropertyDescriptor(holder, name);
     if (!desc || typeof desc.value !== "function") refuse(notFound(name, label));
-    cursor.method = desc.value as Member["fn"];
-    cursor.receiver = holder;
-    cursor.name = name;
-    return METHOD;
+    return method(cursor, desc.value as Member["fn"], holder, name);
   }
   if (cursor.rule !== "value" || holder instanceof RpcTarget) {
     const owner = holder as object;
     const member = findMember(owner, name);
     // Always the root's name: naming inner classes would tell a prober what it reached.
     if (!member) refuse(notFound(name, label));
-    if (member.kind === "getter") return member.fn.call(owner);
-    cursor.method = member.fn;
-    cursor.receiver = owner;
-    cursor.name = name;
-    return METHOD;
+    return member.kind === "getter" ? member.fn.call(owner) : method(cursor, member.fn, owner, name);
   }
   if (typeof holder === "object" && holder !== null && isPlainData(holder) && !env.isPlatformState(holder)) {
     const found = readDataProperty(holder, name);
     if (found) return found.value;
   }
   return refuse(notFound(name, label));
+}
+
+/** The step resolved method `name` of `receiver`: held by the cursor for the call step after it. */
+function method(cursor: Cursor, fn: Member["fn"], receiver: object, name: string): typeof METHOD {
+  cursor.method = fn;
+  cursor.receiver = receiver;
+  cursor.name = name;
+  return METHOD;
 }

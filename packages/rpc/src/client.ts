@@ -2,7 +2,7 @@
  * `createRpcClient`: the public face of a client session. Validates options, builds the session
  * (session.ts) and hands out the client proxy (proxy.ts).
  */
-import { AccessPolicy } from "./access.js";
+import { DEFAULT_POLICY } from "./access.js";
 import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
@@ -214,7 +214,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     heartbeat,
     highWaterMark,
     connectTimeout,
-    expose: { root: expose, rule: isPlain ? "expose" : "object", policy: new AccessPolicy(undefined, limits) },
+    expose: { root: expose, rule: isPlain ? "expose" : "object", policy: DEFAULT_POLICY },
     onError,
     exactlyOnce,
   });

@@ -19,7 +19,7 @@
 import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
-import { CloseCode, ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
+import { ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -50,14 +50,15 @@ export interface ConnectionConfig {
   /** Answer heartbeat pings (a server whose runtime does not answer them itself). */
   readonly answerPings: boolean;
   /**
-   * A frame could not be read (malformed, too big, a kind this end does not take). Default:
-   * close with 1008 / 1009.
+   * A frame could not be read (malformed, too big, a kind this end does not take): the owner
+   * closes the link (1009 for a `LIMIT`, 1008 otherwise) and says why.
    */
-  onUnreadable?(error: RpcError): void;
-  /** Exports of this connection were lost before (the object was evicted): for error messages. */
-  /** Why references handed out on this connection do not outlive it (an HTTP batch's request). */
-  readonly referencesEnd?: string;
-  readonly lostBefore?: () => boolean;
+  onUnreadable(error: RpcError): void;
+  /**
+   * Why export `id` is not here, when this end can tell more than the default message (a Durable
+   * Object evicted since it handed it out, an HTTP batch whose references ended with its request).
+   */
+  readonly lostExport?: (id: number) => string | undefined;
   /** The client session this connection carries, if known when it is made (after eviction). */
   readonly session?: string;
   /**
@@ -284,8 +285,7 @@ export class Connection {
   }
 
   private unreadable(error: RpcError): void {
-    if (this.config.onUnreadable) this.config.onUnreadable(error);
-    else this.link.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(error.message));
+    this.config.onUnreadable(error);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -322,30 +322,15 @@ export class Connection {
 
   /** The error for a call on export `id` that this connection does not (or no longer) hold. */
   lostExport(id: number): RpcError {
-    if (this.config.referencesEnd) return new RpcError("REFERENCE_LOST", `No reference ${id} here: ${this.config.referencesEnd}`);
-    const evicted = this.config.lostBefore?.();
     return new RpcError(
       "REFERENCE_LOST",
-      evicted
-        ? `Reference ${id} is gone: ${this.callee.label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
-        : `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
+      this.config.lostExport?.(id) ??
+        `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
     );
   }
 
-  /**
-   * Sends a frame stored earlier (a recorded reply, a stored event) after everything queued: a
-   * text frame joins the outbox, a binary one goes whole once the outbox is flushed.
-   */
-  sendStored(frame: WireFrame): void {
-    if (typeof frame === "string") {
-      this.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
-      return;
-    }
-    this.outbox.flush();
-    this.trySend(frame);
-  }
-
-  private trySend(frame: WireFrame): void {
+  /** Sends a whole frame now, past the outbox (a heartbeat answer, a stored binary reply). */
+  trySend(frame: WireFrame): void {
     try {
       this.link.send(frame);
     } catch {
@@ -380,15 +365,6 @@ export class Connection {
 
 /** A Durable Object's connection (dispatcher.ts): its callee is a `ServerCallee`. */
 export type ServerConnection = Connection & { readonly callee: ServerCallee };
-
-/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
-export function closeReason(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= 123) return text;
-  let cut = 120;
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
-}
 
 /** A client session id: 16–64 characters of base64url. */
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;

@@ -6,9 +6,11 @@
  *
  * Internal module.
  */
-import { AccessPolicy, type AccessOptions } from "./access.js";
+import type { AccessPolicy } from "./access.js";
+import { type AccessOptions, accessPolicy } from "./access-options.js";
 import { Caller } from "./caller.js";
-import { closeReason, Connection, type ServerConnection } from "./connection.js";
+import { Connection, type ServerConnection } from "./connection.js";
+import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
@@ -18,8 +20,6 @@ import { platformIdentities } from "./platform-state.js";
 import { checkSchemas } from "./require-schemas.js";
 import { ExportTable } from "./references.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
-
-export { closeReason };
 
 /** Options of the server side. Validated once per options object. */
 export interface RpcServerOptions {
@@ -146,7 +146,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
     sequential: ordering === "sequential",
     exposeErrorStack: options?.exposeErrorStack === true,
     limits,
-    policy: new AccessPolicy(options?.access, limits),
+    policy: accessPolicy(options?.access),
     prefix,
   });
   resolved.set(key, out);
@@ -243,8 +243,14 @@ export function connectionFor(
         onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
       }),
     answerPings: true,
-    lostBefore: hooks?.lostBefore,
-    referencesEnd: hooks?.referencesEnd,
+    onUnreadable: (error) =>
+      channel.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(error.message)),
+    lostExport: (id) =>
+      hooks?.referencesEnd
+        ? `No reference ${id} here: ${hooks.referencesEnd}`
+        : hooks?.lostBefore?.()
+          ? `Reference ${id} is gone: ${label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
+          : undefined,
     session: hooks?.session,
     onHello: hooks?.onHello,
   }) as ServerConnection; // its callee is the ServerCallee made above
@@ -295,4 +301,13 @@ function labelOf(target: object): string {
 
 function describe(error: unknown): string {
   return String((error as Error)?.message ?? error).slice(0, 300);
+}
+
+/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= 123) return text;
+  let cut = 120;
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
 }

@@ -122,7 +122,7 @@ export class ServerCallee extends Callee {
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
-    this.conn.sendStored(frame);
+    sendStored(this.conn, frame);
     // A later call of the frame may pipeline on it: give it the stored outcome.
     call.outcome = storedOutcome(frame, this.server.limits);
   }
@@ -246,6 +246,19 @@ export class ServerCallee extends Callee {
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
     super.close();
   }
+}
+
+/**
+ * Sends a frame stored earlier (a recorded reply) after everything queued: a text frame joins the
+ * outbox, a binary one goes whole once the outbox is flushed.
+ */
+function sendStored(conn: Connection, frame: WireFrame): void {
+  if (typeof frame === "string") {
+    conn.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
+    return;
+  }
+  conn.outbox.flush();
+  conn.trySend(frame);
 }
 
 /** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
