@@ -23,7 +23,8 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { buildArgs, type ChainEnv, type Cursor, ownError, parseChain, refuse, type RootRule, runSteps, type Step } from "./chain.js";
+import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps, type Step } from "./chain.js";
+import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
 import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";

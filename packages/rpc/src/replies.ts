@@ -13,7 +13,7 @@
  *
  * Internal module.
  */
-import { isOwnError } from "./chain.js";
+import { isOwnError } from "./refusals.js";
 import { type EncodeContext, resolveBlobs, writeThrown, writeValue } from "./codec.js";
 import { ReplyStatus, type WireRecord } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";

@@ -13,7 +13,6 @@
  */
 import { memberFunction } from "./access.js";
 import { Callee, type CalleeConfig, type Incoming } from "./callee.js";
-import { ownError } from "./chain.js";
 import { decodeContext, fromRecords, readValue } from "./codec.js";
 import type { Connection } from "./connection.js";
 import { type RunningCall, swapCurrent } from "./current-call.js";
@@ -23,6 +22,7 @@ import { RpcError } from "./errors.js";
 import { readFrame, type WireFrame, writeFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { asRpcError, failure, type Outcome, type Reply } from "./replies.js";
+import { ownError } from "./refusals.js";
 import { methodSpec } from "./rpc-method.js";
 
 /** What the callee needs of the delivery record (delivery.ts). */
