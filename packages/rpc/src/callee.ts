@@ -28,7 +28,8 @@ import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
 import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, ExportKind, FrameKind, RefRecord, type WireRecord } from "./envelopes.js";
+import { CallFlags, FrameKind, isWireId, RefRecord, type WireRecord } from "./envelopes.js";
+import { checkReference } from "./references.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
@@ -141,18 +142,7 @@ export class Callee {
           if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
           if (names.length) policy.checkStatic(names as string[], this.config.label, false);
           (deps ??= []).push(this.dependency(payload[0], byId));
-        } else if (type === RefRecord.Export) {
-          if (
-            !Array.isArray(payload) ||
-            payload.length !== 2 ||
-            !isId(payload[0]) ||
-            (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
-          ) {
-            throw new RpcError("DECODE", "An export record must be [exportId, kind].");
-          }
-        } else if (!isId(payload)) {
-          throw new RpcError("DECODE", "A return record must carry an export id.");
-        }
+        } else checkReference(type, payload);
       },
       build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
     };
@@ -258,7 +248,7 @@ export class Callee {
 
   /** The earlier call of this frame with `id`, which a later call pipelines on. */
   private dependency(id: unknown, byId: Map<number, Incoming> | undefined): Incoming {
-    const dep = isId(id) ? byId?.get(id) : undefined;
+    const dep = isWireId(id) ? byId?.get(id) : undefined;
     if (!dep) throw new RpcError("PROTOCOL", `A call pipelines on call ${String(id)}, which is not an earlier call of the same frame.`);
     return dep;
   }
@@ -484,8 +474,4 @@ function refusedCall(id: number, error: RpcError): Incoming {
     recorded: false,
     keep: false,
   };
-}
-
-function isId(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
 }

@@ -17,7 +17,7 @@
  * Internal module.
  */
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
-import { buildTable, type DecodeContext, readArgs, validateTable } from "./codec.js";
+import { buildTable, type DecodeContext, readArgs, tooManyArgs, validateTable } from "./codec.js";
 import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
@@ -112,10 +112,6 @@ export function buildArgs(steps: Step[], ctx: DecodeContext): void {
     step.table = undefined;
     step.args = args as unknown[];
   }
-}
-
-function tooManyArgs(count: number, limits: RpcLimits): RpcError {
-  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
 }
 
 /** Where a chain is while it runs. */

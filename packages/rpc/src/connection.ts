@@ -19,13 +19,13 @@
 import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
-import { ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
+import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { makeStub } from "./proxy.js";
-import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
 import type { ServerCallee } from "./server-callee.js";
 
@@ -128,7 +128,7 @@ export class Connection {
         this.receiveReleases(body);
         return true;
       case FrameKind.Cancel:
-        if (!Array.isArray(body) || !body.every(isCallId)) return this.protocol("a cancel frame's body must be an array of call ids.");
+        if (!Array.isArray(body) || !body.every(isWireId)) return this.protocol("a cancel frame's body must be an array of call ids.");
         this.callee.cancel(body as number[]);
         return true;
       case FrameKind.Hello:
@@ -176,7 +176,7 @@ export class Connection {
     if (!Array.isArray(body)) return void this.protocol("a reply frame's body must be an array of replies.");
     let ctx: DecodeContext | undefined;
     for (const reply of body as unknown[]) {
-      if (!Array.isArray(reply) || !isCallId(reply[0])) continue;
+      if (!Array.isArray(reply) || !isWireId(reply[0])) continue;
       const call = this.caller.waiting(reply[0]);
       if (!call || call.sentOn !== this) continue; // timed out, cancelled, or never ours
       ctx ??= this.replyContext(blobs);
@@ -217,20 +217,8 @@ export class Connection {
     const ctx = decodeContext(blobs, this.config.limits);
     ctx.refs = {
       validate: (type, payload) => {
-        if (type === RefRecord.Export) {
-          if (
-            !Array.isArray(payload) ||
-            payload.length !== 2 ||
-            !isCallId(payload[0]) ||
-            (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
-          ) {
-            throw new RpcError("DECODE", "An export record must be [exportId, kind].");
-          }
-        } else if (type === RefRecord.Return) {
-          if (!isCallId(payload)) throw new RpcError("DECODE", "A return record must carry an export id.");
-        } else {
-          throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
-        }
+        if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
+        checkReference(type, payload);
       },
       build: (type, payload) => {
         if (type === RefRecord.Export) {
@@ -254,7 +242,7 @@ export class Connection {
   private receiveReleases(body: unknown): void {
     if (!Array.isArray(body)) return void this.protocol("a release frame's body must be an array of [exportId, count].");
     for (const pair of body as unknown[]) {
-      if (!Array.isArray(pair) || !isCallId(pair[0]) || !isCallId(pair[1])) {
+      if (!Array.isArray(pair) || !isWireId(pair[0]) || !isWireId(pair[1])) {
         return void this.protocol("a release frame's body must be an array of [exportId, count].");
       }
       this.exports.release(pair[0], pair[1]);
@@ -266,7 +254,7 @@ export class Connection {
    * `PROTOCOL` failure; a frame with none is closed with 1008.
    */
   private refuseKind(kind: number, body: unknown): void {
-    const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isCallId(e[0])).map((e) => e[0]) : [];
+    const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isWireId(e[0])).map((e) => e[0]) : [];
     if (ids.length === 0) {
       this.unreadable(new RpcError("PROTOCOL", `dorpc: unknown frame kind ${kind}.`));
       return;
@@ -368,10 +356,6 @@ export type ServerConnection = Connection & { readonly callee: ServerCallee };
 
 /** A client session id: 16–64 characters of base64url. */
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
-
-function isCallId(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-}
 
 function isCallIdOrZero(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
