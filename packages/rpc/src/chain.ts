@@ -22,7 +22,7 @@ import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
-import { describeFunction } from "./method-checks.js";
+import { describeFunction } from "./schema-check.js";
 import { isOwnError, refuse } from "./refusals.js";
 import { methodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";

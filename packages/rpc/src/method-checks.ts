@@ -7,13 +7,8 @@
  */
 import { RpcError } from "./errors.js";
 import { refuse } from "./refusals.js";
-import { type Checked, describeIssues, invalidArguments, runSchema } from "./schema-check.js";
+import { type Checked, describeFunction, describeIssues, invalidArguments, runSchema } from "./schema-check.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
-
-/** How a message names the function a call step applies: a method by name, or a handed-out function. */
-export function describeFunction(name: string | undefined, label: string): string {
-  return name === undefined ? `a function ${label} handed out` : `"${name.slice(0, 100)}" on ${label}`;
-}
 
 /**
  * The argument list the function receives: the output of `schema` on `args`. Refuses (the

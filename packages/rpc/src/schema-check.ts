@@ -116,6 +116,11 @@ export function describeIssues(issues: readonly RpcIssue[], total: number, root 
   return shown.join("; ") + (more > 0 ? ` (and ${more} more)` : "");
 }
 
+/** How a message names the function a call step applies: a method by name, or a handed-out function. */
+export function describeFunction(name: string | undefined, label: string): string {
+  return name === undefined ? `a function ${label} handed out` : `"${name.slice(0, 100)}" on ${label}`;
+}
+
 /** `INVALID_ARGUMENT` for a call of `what` (`"increment" on Counter`), carrying the issues. */
 export function invalidArguments(what: string, checked: Extract<Checked, { ok: false }>): RpcError {
   return new RpcError("INVALID_ARGUMENT", `Invalid arguments for ${what}: ${describeIssues(checked.issues, checked.total)}.`, {
