@@ -96,11 +96,6 @@ export class Connection {
     this.callee = config.callee(this);
   }
 
-  /** True once the connection ended (`end`). */
-  get closed(): boolean {
-    return this.ended;
-  }
-
   /**
    * Handles one incoming message. Returns `false` when it is not a dorpc frame (the owner may
    * handle it), `true` otherwise. What the message causes to be sent (replies of synchronous
