@@ -53,8 +53,12 @@ export interface CalleeConfig {
   onNotificationError(error: unknown): void;
   /** Never sent in a result or thrown value, named in the refusal (a Durable Object's env, ctx, …). */
   readonly forbidden?: ReadonlyMap<object, string>;
-  /** Calls to a function without an argument schema are refused (system calls excepted: they are dorpc's). */
-  readonly requireSchemas?: boolean;
+  /**
+   * `requireSchemas` (a Durable Object's option): the refusal of a call to a function without an
+   * argument schema, `name` the method's or `undefined` for a handed-out function. System calls
+   * are exempt: they are dorpc's.
+   */
+  readonly requireSchemas?: (name: string | undefined) => RpcError;
 }
 
 /** A call that arrived: parsed, then waiting, running or done. */
@@ -320,9 +324,9 @@ export class Callee {
     if (call.flags & CallFlags.System) {
       if (target !== 0 || !this.config.system)
         refuse(new RpcError("NOT_FOUND", `${this.config.label} takes no system calls of this kind.`));
-      return cursorAt(this.config.system, "expose", false);
+      return cursorAt(this.config.system, "expose", undefined);
     }
-    const requireSchemas = this.config.requireSchemas === true;
+    const { requireSchemas } = this.config;
     if (target === 0) {
       if (!this.config.root) {
         refuse(new RpcError("NOT_FOUND", `${this.config.label} exposes nothing to call: pass { expose: … } to createRpcClient.`));
@@ -450,7 +454,7 @@ export class Callee {
   }
 }
 
-function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: boolean): Cursor {
+function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {
   return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
 }
 

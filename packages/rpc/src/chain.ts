@@ -22,7 +22,6 @@ import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
-import { describeFunction } from "./schema-check.js";
 import { isOwnError, refuse } from "./refusals.js";
 import { methodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";
@@ -125,8 +124,8 @@ export interface Cursor {
   rule: RootRule | "value";
   /** The member name that resolved `method` (for messages). */
   name: string | undefined;
-  /** `requireSchemas`: a function without an argument schema is not called. */
-  requireSchemas: boolean;
+  /** `requireSchemas`: a function without an argument schema is not called; this is the refusal. */
+  requireSchemas: ((name: string | undefined) => RpcError) | undefined;
 }
 
 /** What a running chain needs to know about its end. */
@@ -170,14 +169,7 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
               });
             }
             step.args = args;
-          } else if (cursor.requireSchemas) {
-            refuse(
-              new RpcError(
-                "NOT_CALLABLE",
-                `${capitalise(describeFunction(cursor.name, env.label))} has no argument schema, and ${env.label} is served with requireSchemas: declare it with rpcMethod(schema, fn).`,
-              ),
-            );
-          }
+          } else if (cursor.requireSchemas) refuse(cursor.requireSchemas(cursor.name));
           step.checked = true;
         }
         cursor.method = undefined;
@@ -228,10 +220,6 @@ function callable(cursor: Cursor, i: number, env: ChainEnv): Member["fn"] {
     return cursor.method;
   }
   return refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${env.label}.`));
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Access rules 2 and 3 for one property step. */

@@ -19,6 +19,7 @@ import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./
 import { platformIdentities } from "./platform-state.js";
 import { checkSchemas } from "./require-schemas.js";
 import { ExportTable } from "./references.js";
+import { describeFunction } from "./schema-check.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
 /** Options of the server side. Validated once per options object. */
@@ -238,7 +239,7 @@ export function connectionFor(
         system: hooks?.system,
         records: hooks?.records,
         forbidden: options.policy.trusted ? undefined : platformIdentities(target),
-        requireSchemas: options.requireSchemas,
+        requireSchemas: options.requireSchemas ? (name) => unschematised(name, label) : undefined,
         isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
         onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
       }),
@@ -292,6 +293,15 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
     new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),
   );
   conn.exports.peerLost();
+}
+
+/** `requireSchemas`: the refusal of a call to a function without an argument schema. */
+function unschematised(name: string | undefined, label: string): RpcError {
+  const what = describeFunction(name, label);
+  return new RpcError(
+    "NOT_CALLABLE",
+    `${what.charAt(0).toUpperCase()}${what.slice(1)} has no argument schema, and ${label} is served with requireSchemas: declare it with rpcMethod(schema, fn).`,
+  );
 }
 
 function labelOf(target: object): string {
