@@ -12,7 +12,7 @@
  * its own and appended, in bundle order, to what came before, and its gzip share is how much the
  * gzip (level 9) of the whole so far grew. A module thus pays for what earlier modules did not
  * already say (repeated names and messages compress against them). The shares add up to within
- * about 0.5 % of the real bundle's sizes, which are printed first.
+ * about 1 % of the real bundle's sizes, which are printed first.
  */
 import { basename } from "node:path";
 import { gzipSync } from "node:zlib";
