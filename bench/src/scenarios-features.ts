@@ -1,8 +1,8 @@
 /**
- * The scenarios of the features being built (issues 10, 11, 12, 13, 15, 16): each contender that
- * has the feature runs it; a contender that lacks it reports why (unsupported), and dorpc's side
- * reports "not built yet" (pending) until its contender file fills the hook — see
- * contenders/dorpc.ts (`NOT_BUILT`) and contenders/dorpc-guarantees.ts.
+ * The feature scenarios (issues 10, 11, 12, 13, 15, 16): pipelining, callbacks, fan-out, HTTP
+ * one-shots, ordering and the cost of guarantees. Each contender that has the feature runs it; a
+ * contender that lacks it reports why (unsupported). dorpc's hooks are in contenders/dorpc.ts and
+ * contenders/dorpc-guarantees.ts.
  */
 import type { Conn } from "./contenders/index.js";
 import { callbackSum } from "./contenders/types.js";

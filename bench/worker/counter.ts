@@ -1,8 +1,13 @@
 /** The dorpc contenders and the README's quick-start Durable Object. */
-import { RpcDurableObject } from "@dorpc/rpc/server";
+import { RpcDurableObject, rpcCaller } from "@dorpc/rpc/server";
 import { CounterImpl } from "./counter-impl.js";
 
-export class Counter extends RpcDurableObject<Env> {
+/** What the object may call on its clients (the bench's fan-out listeners expose it). */
+export interface BenchClient {
+  fan(message: string): void;
+}
+
+export class Counter extends RpcDurableObject<Env, BenchClient> {
   static rpcOptions = { exposeErrorStack: true };
   readonly #impl = new CounterImpl(this.ctx.storage);
 
@@ -29,6 +34,17 @@ export class Counter extends RpcDurableObject<Env> {
   slow(ms: number): Promise<void> {
     return this.#impl.slow(ms);
   }
+
+  /** Calls the client's function `times` times (all at once) and returns the sum of its answers. */
+  async callback(fn: (i: number) => number, times: number): Promise<number> {
+    const answers = await Promise.all(Array.from({ length: times }, (_, i) => fn(i)));
+    return answers.reduce((sum, value) => sum + value, 0);
+  }
+
+  /** Sends `message` to every other connected client (encoded once); returns how many. */
+  fanOut(message: string): number {
+    return this.clients({ except: rpcCaller() }).fan(message);
+  }
 }
 
 /**
@@ -41,9 +57,19 @@ export class CounterLive extends Counter {
 }
 
 /**
- * The same Counter with `ordering: "concurrent"`: a call that awaits does not hold back the
- * calls sent after it on the same connection (the ordering scenario's `dorpc-concurrent`).
+ * The same Counter with `ordering: "sequential"`: a call that awaits holds back the calls sent
+ * after it on the same connection (the ordering scenario's `dorpc-sequential`; the default is
+ * concurrent, as native Durable Object calls).
  */
-export class CounterConcurrent extends Counter {
-  static override rpcOptions = { exposeErrorStack: true, ordering: "concurrent" as const };
+export class CounterSequential extends Counter {
+  static override rpcOptions = { exposeErrorStack: true, ordering: "sequential" as const };
+}
+
+/**
+ * The same Counter without the exactly-once record (`exactlyOnce: false`): nothing is written
+ * per call, and a call cut by a dropped connection is refused when resent, not answered from the
+ * record (the guarantee scenario's `dorpc-at-most-once`, the baseline of what the record costs).
+ */
+export class CounterAtMostOnce extends Counter {
+  static override rpcOptions = { exposeErrorStack: true, exactlyOnce: false };
 }

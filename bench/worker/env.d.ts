@@ -4,8 +4,10 @@ interface Env {
   COUNTER: DurableObjectNamespace<import("./counter.js").Counter>;
   /** dorpc with `hibernation: false`, reached at /__rpc/COUNTER_LIVE/<instance>. */
   COUNTER_LIVE: DurableObjectNamespace<import("./counter.js").CounterLive>;
-  /** dorpc with `ordering: "concurrent"` (the ordering scenario), reached at /__rpc/COUNTER_CONCURRENT/<instance>. */
-  COUNTER_CONCURRENT: DurableObjectNamespace<import("./counter.js").CounterConcurrent>;
+  /** dorpc with `ordering: "sequential"` (the ordering scenario), reached at /__rpc/COUNTER_SEQUENTIAL/<instance>. */
+  COUNTER_SEQUENTIAL: DurableObjectNamespace<import("./counter.js").CounterSequential>;
+  /** dorpc without the exactly-once record (the guarantee-exactly-once baseline), at /__rpc/COUNTER_AT_MOST_ONCE/<instance>. */
+  COUNTER_AT_MOST_ONCE: DurableObjectNamespace<import("./counter.js").CounterAtMostOnce>;
   /** dorpc whose echo declares a 3-field argument schema (the guarantee-schema scenario), reached at /__rpc/COUNTER_SCHEMA/<instance>. */
   COUNTER_SCHEMA: DurableObjectNamespace<import("./counter-schema.js").CounterSchema>;
   /** Agents SDK contender (an Agent with @callable methods), reached at /agents/agents-counter/<instance>. */

@@ -16,7 +16,7 @@ import { routeDORequest } from "@dorpc/routing";
 import { routeAgentRequest } from "agents";
 
 export { AgentsCounter } from "./agents-counter.js";
-export { Counter, CounterConcurrent, CounterLive } from "./counter.js";
+export { Counter, CounterAtMostOnce, CounterLive, CounterSequential } from "./counter.js";
 export { CounterSchema } from "./counter-schema.js";
 export { CapnwebCounter } from "./capnweb-counter.js";
 export { FloorAcceptCounter, FloorCounter } from "./floor-counter.js";

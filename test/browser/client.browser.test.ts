@@ -3,7 +3,7 @@
  * Worker's `[assets]` under `wrangler dev`, calling a Durable Object over a real WebSocket.
  * Sockets are observed from outside the page (support/socket-log.ts).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
@@ -135,6 +135,44 @@ describe("the client in Chromium, page served by the Worker's assets", () => {
       measured: { length: 500_000, sum: 1_500_000 },
       echoed: ["blob", true, Array(10).fill(3)],
     });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("HTTP batches from the page (httpTransport()): one POST per turn's calls, values and bytes both ways, no WebSocket", async () => {
+    const { page, sockets, errors } = await openClientPage();
+    const posts: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST") posts.push(new URL(request.url()).pathname);
+    });
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, httpTransport, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance, { transport: httpTransport() });
+      try {
+        const [one, three] = await Promise.all([client.increment(1), client.increment(2)]);
+        const value = { at: new Date(7), tags: new Set(["a"]), bytes: new Uint8Array([1, 2, 255]) };
+        const back = (await client.echo(value)) as typeof value;
+        const received = await client.bytes(100_000);
+        let wrong = 0;
+        for (let i = 0; i < received.length; i++) if (received[i] !== (i & 0xff)) wrong++;
+        const error = await client.fail("range").catch((e: Error) => [e.constructor.name, e.message]);
+        return {
+          counts: [one, three],
+          back: [back.at.getTime(), [...back.tags], [...back.bytes]],
+          received: [received.length, wrong],
+          error,
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("http"));
+    expect(result.counts).toEqual([1, 3]);
+    expect(result.back).toEqual([7, ["a"], [1, 2, 255]]);
+    expect(result.received).toEqual([100_000, 0]);
+    expect(result.error[0]).toBe("RangeError");
+    // Four turns of calls: four requests to the object's RPC path, and no socket.
+    expect(posts.filter((path) => path.startsWith("/__rpc/PROBE/"))).toHaveLength(4);
+    expect(sockets.sockets).toHaveLength(0);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -273,6 +311,101 @@ function hideDisposeSymbols(): void {
   }
   (globalThis as { Symbol: unknown }).Symbol = fake;
 }
+
+describe("Blob and File between the page and the object", () => {
+  it("a File picked in an <input type=file>, a File built in the page and a Blob reach the object and come back with type, name, lastModified and bytes", async () => {
+    const { page, errors } = await openClientPage();
+    // A real file on disk, picked through a file input as a user would.
+    const folder = await mkdtemp(join(tmpdir(), "dorpc-upload-"));
+    const picked = join(folder, "notes.txt");
+    await writeFile(picked, "line one\nline two ✓\n".repeat(5_000));
+    await utimes(picked, new Date("2025-01-02T03:04:05Z"), new Date("2025-01-02T03:04:05Z"));
+    await page.evaluate(() => {
+      const input = document.createElement("input");
+      input.type = "file";
+      input.id = "upload";
+      document.body.append(input);
+    });
+    const input = await page.$("input#upload");
+    await input!.uploadFile(picked);
+
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      const hex = async (blob: Blob) =>
+        [...new Uint8Array(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()))]
+          .map((b) => b.toString(16).padStart(2, "0"))
+          .join("");
+      /** What the page itself sees of a Blob or File, in the shape the object reports. */
+      const describe = async (blob: Blob) => ({
+        kind: blob instanceof File ? "File" : "Blob",
+        type: blob.type,
+        size: blob.size,
+        ...(blob instanceof File ? { name: blob.name, lastModified: blob.lastModified } : {}),
+        sha256: await hex(blob),
+      });
+      try {
+        const fromInput = (document.querySelector("#upload") as HTMLInputElement).files![0]!;
+        const built = new File(["héllo ", new Uint8Array(300_000).map((_, i) => (i * 31) & 0xff)], "report.bin", {
+          type: "application/octet-stream",
+          lastModified: 1_700_000_000_123,
+        });
+        const blob = new Blob(["just a blob ✓"], { type: "text/plain;charset=utf-8" });
+        const sent = [fromInput, built, blob];
+        const inPage = await Promise.all(sent.map(describe));
+        const onObject = await Promise.all(sent.map((value) => client.inspectBlob(value)));
+        const back = (await client.echo({ sent, again: built })) as { sent: Blob[]; again: Blob };
+        return {
+          inPage,
+          onObject,
+          back: await Promise.all(back.sent.map(describe)),
+          sameFileTwice: back.again === back.sent[1],
+          notTheSameObject: back.sent[1] !== built,
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("blobs"));
+    await rm(folder, { recursive: true, force: true });
+
+    expect(result.inPage.map(({ sha256: _, ...fields }) => fields)).toEqual([
+      { kind: "File", type: "text/plain", size: 5_000 * 22, name: "notes.txt", lastModified: Date.parse("2025-01-02T03:04:05Z") },
+      { kind: "File", type: "application/octet-stream", size: 300_007, name: "report.bin", lastModified: 1_700_000_000_123 },
+      { kind: "Blob", type: "text/plain;charset=utf-8", size: 15 },
+    ]);
+    expect(result.onObject).toEqual(result.inPage);
+    expect(result.back).toEqual(result.inPage);
+    expect(result.sameFileTwice).toBe(true);
+    expect(result.notTheSameObject).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("a File made by the object arrives in the page as a File with its name, type, lastModified and bytes", async () => {
+    const { page, errors } = await openClientPage();
+    const result = await page.evaluate(async (instance) => {
+      const { createRpcClient, rpcConnection } = window.dorpc;
+      const client = createRpcClient<ProbeApi>("PROBE", instance);
+      try {
+        const file = await client.makeFile("export.csv", "text/csv", 1_234_567_890_123, 70_000);
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        let wrong = 0;
+        for (let i = 0; i < bytes.length; i++) if (bytes[i] !== ((i * 7) & 0xff)) wrong++;
+        return {
+          isFile: file instanceof File,
+          isBlob: file instanceof Blob,
+          fields: [file.name, file.type, file.lastModified, file.size],
+          wrong,
+        };
+      } finally {
+        rpcConnection(client).close();
+      }
+    }, freshInstance("file-from-object"));
+    expect(result).toEqual({ isFile: true, isBlob: true, fields: ["export.csv", "text/csv", 1_234_567_890_123, 70_000], wrong: 0 });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
 
 describe("without Symbol.dispose (as in Safari)", () => {
   it("rpcConnection(client).close() closes the client: socket closed, later calls DISPOSED", async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run, userEnv } from "../support/run.js";
 import { REPO_ROOT, startWranglerDev, type WranglerDev } from "../support/wrangler-dev.js";
 import { launchChromium } from "./support/chromium.js";
+import { startCuttableProxy } from "./support/cuttable-proxy.js";
 import { SocketLog } from "./support/socket-log.js";
 
 let browser: Browser;
@@ -101,6 +102,78 @@ describe("examples/react-page", () => {
     expect(await page.$("[role=alert]")).toBeNull();
     expect(errors).toEqual([]);
     await page.close();
+  });
+});
+
+describe("examples/chat", () => {
+  /** The page's chat log as "seq from: text" lines, in the order shown. */
+  const chatLog = (page: Page) =>
+    page.$$eval("#log li", (items) =>
+      items.map(
+        (item) =>
+          `${(item as HTMLElement).dataset.seq} ${item.querySelector("b")?.textContent}: ${item.querySelector("span")?.textContent}`,
+      ),
+    );
+  const waitForLog = (page: Page, lines: number) =>
+    page.waitForFunction((n) => document.querySelectorAll("#log li").length >= n, {}, lines);
+  const waitForText = (page: Page, selector: string, text: string) =>
+    page.waitForFunction((selector, text) => document.querySelector(selector)?.textContent === text, {}, selector, text);
+  async function say(page: Page, text: string) {
+    await page.type("#text", text);
+    await page.keyboard.press("Enter");
+  }
+
+  it("two pages chat; one loses its connection, the other goes on, and it comes back with exactly the messages it missed; a reload shows the history", async () => {
+    const dev = await startExample("chat");
+    // Bob's page goes through a proxy whose connections the test cuts: a network that drops.
+    const network = await startCuttableProxy(dev.port);
+    cleanup.push(() => network.close());
+    const ann = await open(`${dev.baseUrl}/?name=ann`);
+    const bob = await open(`${network.baseUrl}/?name=bob`);
+    for (const { page } of [ann, bob]) {
+      await page.waitForSelector("#send:not([disabled])");
+      await waitForText(page, "#online", "ann, bob"); // presence, broadcast by the room
+    }
+
+    await say(ann.page, "hi bob");
+    await waitForLog(bob.page, 1);
+    await say(bob.page, "hi ann");
+    await waitForLog(ann.page, 2);
+    await waitForLog(bob.page, 2);
+    const before = ["1 ann: hi bob", "2 bob: hi ann"];
+    expect(await chatLog(ann.page)).toEqual(before);
+    expect(await chatLog(bob.page)).toEqual(before);
+
+    // Bob's network drops; the room tells ann that bob is gone, and ann goes on talking.
+    network.cut();
+    await waitForText(bob.page, "#state", "reconnecting");
+    await waitForText(ann.page, "#online", "ann");
+    for (const text of ["are you there?", "bob?", "I'll wait"]) await say(ann.page, text);
+    await waitForLog(ann.page, 5);
+    expect(await chatLog(bob.page)).toEqual(before);
+
+    // Back online: bob's page reconnects by itself and is sent exactly what it missed, in order.
+    network.restore();
+    await waitForText(bob.page, "#state", "open");
+    await waitForLog(bob.page, 5);
+    await waitForText(ann.page, "#online", "ann, bob");
+    await say(bob.page, "back!");
+    await waitForLog(ann.page, 6);
+    await waitForLog(bob.page, 6);
+    const all = [...before, "3 ann: are you there?", "4 ann: bob?", "5 ann: I'll wait", "6 bob: back!"];
+    expect(await chatLog(ann.page)).toEqual(all);
+    expect(await chatLog(bob.page)).toEqual(all);
+    expect(network.cuts).toBeGreaterThan(0);
+
+    // A fresh page load shows the room's history.
+    await bob.page.reload();
+    await bob.page.waitForSelector("#send:not([disabled])");
+    expect(await chatLog(bob.page)).toEqual(all);
+
+    expect(ann.errors).toEqual([]);
+    expect(bob.errors).toEqual([]);
+    await ann.page.close();
+    await bob.page.close();
   });
 });
 

@@ -4,9 +4,9 @@
  * accepting WebSockets only from PAGE_ORIGIN (the tests pass it with `--var`), so a page from
  * any other origin is refused.
  */
-import { RpcDurableObject } from "@dorpc/rpc/server";
+import { RpcDurableObject, type RpcAttachment, type RpcServerOptions } from "@dorpc/rpc/server";
 import { routeDORequest } from "@dorpc/routing";
-import type { FailKind, ProbeApi } from "./probe-api.js";
+import type { BlobReport, FailKind, ProbeApi, ProbeTopics } from "./probe-api.js";
 
 interface Env {
   PROBE: DurableObjectNamespace<Probe>;
@@ -20,7 +20,9 @@ class QuotaError extends Error {
   readonly code = "QUOTA_EXCEEDED";
 }
 
-export class Probe extends RpcDurableObject<Env> implements ProbeApi {
+export class Probe extends RpcDurableObject<Env, unknown, ProbeTopics> implements ProbeApi {
+  static rpcOptions: RpcServerOptions = { topics: { news: {} } };
+
   echo<T>(value: T): T {
     return value;
   }
@@ -61,6 +63,30 @@ export class Probe extends RpcDurableObject<Env> implements ProbeApi {
   async wait(ms: number, label: string): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return label;
+  }
+
+  async inspectBlob(blob: Blob): Promise<BlobReport> {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()));
+    const report: BlobReport = {
+      kind: blob instanceof File ? "File" : "Blob",
+      type: blob.type,
+      size: blob.size,
+      sha256: [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join(""),
+    };
+    if (blob instanceof File) Object.assign(report, { name: blob.name, lastModified: blob.lastModified });
+    return report;
+  }
+
+  makeFile(name: string, type: string, lastModified: number, size: number): File {
+    return new File([new Uint8Array(size).map((_, i) => (i * 7) & 0xff)], name, { type, lastModified });
+  }
+
+  announce(text: string): number {
+    return this.publish("news", { text });
+  }
+
+  subscribers(topic: string): number {
+    return this.ctx.getWebSockets().filter((ws) => (ws.deserializeAttachment() as RpcAttachment | null)?.topics?.includes(topic)).length;
   }
 }
 

@@ -23,6 +23,14 @@ import { packTarballs, type Tarball } from "./tarballs.js";
 
 const README_URL = "http://127.0.0.1:8787";
 
+/** A client of the quick start's Counter over HTTP batches (the README's calls left it at 2). */
+const HTTP_CLIENT = `import { createRpcClient, httpTransport } from "@dorpc/rpc";
+import type { Counter } from "./src/index.js";
+
+const counter = createRpcClient<Counter>("COUNTER", "room-1", { baseUrl: "${README_URL}", transport: httpTransport() });
+console.log(await Promise.all([counter.increment(3), counter.getValue()]));
+`;
+
 let work: string;
 let tarballs: Tarball[];
 const quickStart = readQuickStart();
@@ -102,6 +110,18 @@ describe.each([20, 22] as const)("README quick start on Node %i", (major) => {
       const command = major === 20 ? quickStart.node20Client : quickStart.start[1]!;
       const { stdout } = await run("sh", ["-c", command], { cwd: app, env, timeoutMs: 120_000 });
       expect(stdout.trim().split("\n")).toEqual(quickStart.output);
+
+      // The same object without a socket, from the packed packages: an HTTP batch client (one
+      // POST for the calls of one turn) and the JSON form `curl` sends.
+      await writeFile(join(app, "http-client.ts"), HTTP_CLIENT.replaceAll(README_URL, dev.baseUrl));
+      const http = await run("sh", ["-c", command.replace("client.ts", "http-client.ts")], { cwd: app, env, timeoutMs: 120_000 });
+      expect(http.stdout.trim().split("\n")).toEqual(["[ 5, 5 ]"]);
+      const curl = await fetch(`${dev.baseUrl}/__rpc/COUNTER/room-1`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ method: "getValue" }),
+      });
+      expect(await curl.json()).toEqual({ result: 5 });
     } catch (error) {
       throw new Error(`${String(error)}\nwrangler dev printed:\n${dev.output().slice(-4000)}`, { cause: error });
     } finally {

@@ -66,6 +66,20 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
     expect(t.service.runsOf("increment")).toBe(2);
   });
 
+  it("a new session's first connection cut before anything arrived: its resent calls run (the session is not taken for expired)", async () => {
+    using t = setup();
+    t.faults.halfOpen = true; // the Hello and the call are lost on the way
+    const pending = t.client.increment(5);
+    await vi.waitFor(() => expect(t.faults.connections).toHaveLength(1));
+    await sleep(5);
+    t.faults.halfOpen = false;
+    t.faults.last.paired.cut();
+    expect(await pending).toBe(5);
+    expect(t.service.runsOf("increment")).toBe(1);
+    // The Hello of the second connection does not claim a resend the object could check.
+    expect(t.faults.connections[1]!.paired.hellos).toEqual([expect.stringMatching(/^\u001eH\[".+",0\]$/)]);
+  });
+
   it("a resend of a call still running waits for it and gets its answer; the method runs once", async () => {
     using t = setup({}, undefined);
     await t.client.increment();
@@ -101,6 +115,112 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
     t.faults.cutOnReply = 1;
     expect(await Promise.all([first, second])).toEqual([2, 2]);
     expect(t.service.runsOf("increment")).toBe(2);
+  });
+});
+
+describe("the record's age limit (maxAge) and its sweep", () => {
+  const HOUR = 3_600_000;
+  const sessionA = "AAAAAAAAAAAAAAAAAAAAAA";
+  const sessionB = "BBBBBBBBBBBBBBBBBBBBBB";
+  const deletes = (statements: readonly string[]) => statements.filter((q) => q.startsWith("DELETE")).length;
+
+  it("a session idle longer than maxAge is forgotten by the next sweep: its resends are EXPIRED, never run", () => {
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
+    const sql = nodeSql();
+    const options = resolveDelivery({ maxAge: 2 * HOUR })!;
+    const records = new DeliveryRecord(sql, options);
+    expect(records.hello(sessionA, false)).toBe(true);
+    records.started(sessionA, 1);
+    records.save(sessionA, 1, "\u001eR[[1,0,1]]", true);
+    expect(records.decide(sessionA, 1, 1, true, false)).toMatchObject({ kind: "replay" });
+    // Three hours later another session connects: the sweep forgets A (and its slots).
+    now.mockReturnValue(1_003 * HOUR);
+    records.hello(sessionB, false);
+    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n).toBe(0);
+    // A comes back resending: unknown, so its calls cannot be trusted.
+    expect(records.hello(sessionA, true)).toBe(false);
+    expect(records.decide(sessionA, 1, 1, true, true)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    now.mockRestore();
+  });
+
+  it("sweeps at most once an hour per object, across restarts (an object that wakes often does not scan each time)", () => {
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
+    const sql = nodeSql();
+    const options = resolveDelivery(undefined)!;
+    new DeliveryRecord(sql, options).hello(sessionA, false);
+    expect(deletes(sql.statements)).toBe(2); // the first sweep
+    now.mockReturnValue(1_000 * HOUR + 10 * 60_000);
+    new DeliveryRecord(sql, options).hello(sessionB, false); // a new instance, 10 minutes later
+    expect(deletes(sql.statements)).toBe(2);
+    now.mockReturnValue(1_001 * HOUR + 1);
+    new DeliveryRecord(sql, options).hello(sessionB, false); // and one more, an hour after the sweep
+    expect(deletes(sql.statements)).toBe(4);
+    now.mockRestore();
+  });
+});
+
+describe("answers kept in memory (calls that changed nothing but memory)", () => {
+  const session = "CCCCCCCCCCCCCCCCCCCCCC";
+  const RETRY = 1;
+  const callInserts = (statements: readonly string[]) => statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+  const reply = (id: number) => `\u001eR[[${id},0,${id}]]`;
+
+  it("changes() counts storage writes (SQL and KV rows), not reads", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    const before = records.changes();
+    sql.exec("CREATE TABLE t (a)");
+    sql.exec("SELECT * FROM t").toArray();
+    expect(records.changes()).toBe(before);
+    sql.exec("INSERT INTO t VALUES (1), (2)");
+    expect(records.changes()).toBe(before + 2);
+  });
+
+  it("an in-memory answer writes nothing to storage and answers a resend while the instance lives", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    records.started(session, 1);
+    records.save(session, 1, reply(1), true, true);
+    expect(callInserts(sql.statements)).toBe(0);
+    expect(records.decide(session, 1, RETRY, true, false)).toEqual({ kind: "replay", frame: reply(1) });
+  });
+
+  it("after an eviction (a new instance) a resend of an in-memory call runs again: the memory it changed is gone too", () => {
+    const sql = nodeSql();
+    const options = resolveDelivery(undefined)!;
+    const first = new DeliveryRecord(sql, options);
+    first.hello(session, false);
+    first.started(session, 1);
+    first.save(session, 1, reply(1), true, true);
+    const second = new DeliveryRecord(sql, options);
+    expect(second.hello(session, true)).toBe(true);
+    expect(second.decide(session, 1, RETRY, true, false)).toEqual({ kind: "run", record: true });
+  });
+
+  it("an answer dropped from memory for room is never run again (EXPIRED); a call that never arrived still runs", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    for (let id = 1; id <= 16_384 + 10; id++) records.save(session, id, reply(id), true, true);
+    expect(records.decide(session, 1, RETRY, true, false)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    expect(records.decide(session, 10, RETRY, true, false)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    expect(records.decide(session, 11, RETRY, true, false)).toEqual({ kind: "replay", frame: reply(11) });
+    expect(records.decide(session, 16_384 + 11, RETRY, true, false)).toEqual({ kind: "run", record: true });
+    expect(callInserts(sql.statements)).toBe(0);
+  });
+
+  it("a large answer goes to storage even when the call changed nothing", () => {
+    const sql = nodeSql();
+    const records = new DeliveryRecord(sql, resolveDelivery(undefined)!);
+    records.hello(session, false);
+    const big = `\u001eR[[1,0,"${"x".repeat(70_000)}"]]`;
+    records.save(session, 1, big, true, true);
+    expect(callInserts(sql.statements)).toBe(1);
+    expect(new DeliveryRecord(sql, resolveDelivery(undefined)!).decide(session, 1, RETRY, true, false)).toEqual({
+      kind: "replay",
+      frame: big,
+    });
   });
 });
 

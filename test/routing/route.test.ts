@@ -656,7 +656,8 @@ describe("CORS", () => {
   it("uses default methods and headers and omits max-age and credentials unless set", async () => {
     const response = await route(preflight(APP), { COUNTER: fakeNamespace("COUNTER").ns }, { cors: { origins: [APP] } });
     expect(response.headers.get("Access-Control-Allow-Methods")).toBe("GET, POST");
-    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Content-Type, Authorization");
+    // The last two: the session headers of a page's HTTP batches (httpTransport()).
+    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Content-Type, Authorization, X-Dorpc-Session, X-Dorpc-Resending");
     expect(response.headers.get("Access-Control-Max-Age")).toBeNull();
     expect(response.headers.get("Access-Control-Allow-Credentials")).toBeNull();
   });

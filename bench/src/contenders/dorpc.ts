@@ -1,5 +1,5 @@
 /** dorpc through routeDORequest: `createRpcClient("COUNTER", instance, { baseUrl })`. */
-import { createRpcClient, type RpcClientOptions } from "@dorpc/rpc";
+import { createRpcClient, httpTransport, type RpcClientOptions } from "@dorpc/rpc";
 import { closeAndWait, countingWebSocket, type WireCounters } from "../wire.js";
 import {
   elapsedNs,
@@ -11,21 +11,15 @@ import {
   type Support,
 } from "./types.js";
 
-/**
- * The feature scenarios dorpc does not run yet, and why. When a feature lands: delete its line
- * here and fill the matching method in `conn` below (`chain3`, `callback`, `listen` + `fanOut`)
- * or `httpBatch` — the scenarios, the targets and the report are already wired to them.
- */
-const NOT_BUILT: Partial<Record<Feature, string>> = {
-  pipeline: "promise pipelining is not built yet (issue 10)",
-  callback: "functions as arguments are not built yet (issue 10)",
-  fanout: "server push / broadcast is not built yet (issue 11)",
-  http: "the HTTP batch transport is not built yet (issue 16)",
-};
+/** The bench Counter's methods as dorpc's client sees them (bench/worker/counter.ts). */
+interface DorpcCounter extends CounterMethods {
+  callback(fn: (i: number) => number, times: number): number;
+  fanOut(message: string): number;
+}
 
-function support(feature: Feature): Support {
-  const reason = NOT_BUILT[feature];
-  return reason === undefined ? true : { pending: reason };
+/** Every feature scenario runs for dorpc. */
+function support(_feature: Feature): Support {
+  return true;
 }
 
 export interface DorpcContenderOptions {
@@ -47,16 +41,20 @@ export function dorpcContender(name: string, label: string, options: DorpcConten
     pending,
     supports: () => true,
     feature: support,
+    httpBatch: (url, instance, calls) => httpBatch(url, instance, calls, binding),
     async connect(baseUrl: string, instance: string, counters: WireCounters): Promise<Connected> {
       let socket: CountingSocket | undefined;
       const WebSocketClass = countingWebSocket(counters, (created) => (socket = created));
+      // A fan-out listener's handler; the object calls `fan` on every other client.
+      let onFan: ((message: string) => void) | undefined;
       const clientOptions: RpcClientOptions = {
         baseUrl,
         prefix,
         WebSocket: WebSocketClass as unknown as NonNullable<RpcClientOptions["WebSocket"]>,
+        expose: { fan: (message: string) => onFan?.(message) },
       };
       const start = process.hrtime.bigint();
-      const client = createRpcClient<CounterMethods>(binding, instance, clientOptions);
+      const client = createRpcClient<DorpcCounter>(binding, instance, clientOptions);
       await client.getValue();
       const totalNs = elapsedNs(start);
       if (!socket) throw new Error("dorpc did not construct a WebSocket through the counting class");
@@ -71,6 +69,13 @@ export function dorpcContender(name: string, label: string, options: DorpcConten
           echo: <T>(value: T) => client.echo(value) as Promise<T>,
           bornAt: () => client.bornAt(),
           slow: (ms: number) => client.slow(ms),
+          // Pipelined: both echo calls leave in the same frame as getValue(), before its reply.
+          chain3: () => client.echo(client.echo(client.getValue())) as Promise<number>,
+          callback: (times: number) => client.callback((i: number) => i, times),
+          listen: async (onMessage) => {
+            onFan = onMessage;
+          },
+          fanOut: (message: string) => client.fanOut(message),
           async close() {
             client[Symbol.dispose]();
             await closeAndWait(opened);
@@ -81,6 +86,16 @@ export function dorpcContender(name: string, label: string, options: DorpcConten
   };
 }
 
+/** A one-shot client: `calls` getValue() calls made in one turn travel as one HTTP batch. */
+async function httpBatch(baseUrl: string, instance: string, calls: number, binding: string): Promise<number[]> {
+  const client = createRpcClient<DorpcCounter>(binding, instance, { baseUrl, transport: httpTransport() });
+  try {
+    return await Promise.all(Array.from({ length: calls }, () => client.getValue()));
+  } finally {
+    client[Symbol.dispose]();
+  }
+}
+
 export const dorpc = dorpcContender("dorpc", "dorpc (routeDORequest, /__rpc/COUNTER/<instance>)");
 
 /** The same Counter class served with `hibernation: false` (plain accepted sockets). */
@@ -88,9 +103,9 @@ export const dorpcLive = dorpcContender("dorpc-live", "dorpc with hibernation: f
   binding: "COUNTER_LIVE",
 });
 
-/** The same Counter class with `ordering: "concurrent"` (the ordering scenario). */
-export const dorpcConcurrent = dorpcContender(
-  "dorpc-concurrent",
-  'dorpc with ordering: "concurrent" (routeDORequest, /__rpc/COUNTER_CONCURRENT/<instance>)',
-  { binding: "COUNTER_CONCURRENT" },
+/** The same Counter class with `ordering: "sequential"` (the ordering scenario). */
+export const dorpcSequential = dorpcContender(
+  "dorpc-sequential",
+  'dorpc with ordering: "sequential" (routeDORequest, /__rpc/COUNTER_SEQUENTIAL/<instance>)',
+  { binding: "COUNTER_SEQUENTIAL" },
 );

@@ -5,9 +5,9 @@
  */
 import { agents } from "./agents.js";
 import { capnweb } from "./capnweb.js";
-import { dorpc, dorpcConcurrent, dorpcLive } from "./dorpc.js";
+import { dorpc, dorpcLive, dorpcSequential } from "./dorpc.js";
 import { dorpcDirect } from "./dorpc-direct.js";
-import { dorpcExactlyOnce, dorpcSchema } from "./dorpc-guarantees.js";
+import { dorpcAtMostOnce, dorpcSchema } from "./dorpc-guarantees.js";
 import { floor } from "./floor.js";
 import { floorAccept } from "./floor-accept.js";
 import type { Contender } from "./types.js";
@@ -18,16 +18,17 @@ import type { Contender } from "./types.js";
  *    ÷ agents; dorpc-live (hibernation: false) and floor-accept (the floor on an accepted socket)
  *    are diagnostics (what the hibernation API costs).
  *  - features: pipelining, callbacks, fan-out, HTTP one-shot (dorpc's side may be pending).
- *  - ordering: a slow call then fast calls; dorpc with sequential and with concurrent ordering.
+ *  - ordering: a slow call then fast calls; dorpc with its default concurrent ordering and with
+ *    sequential ordering.
  *  - routing: the same dorpc object behind routeDORequest and behind a hand-written route.
  *  - exactly-once / schema: dorpc-only cost-of-guarantee ratios.
  */
 export const SETS = {
   main: [dorpc, dorpcLive, capnweb, agents, floor, floorAccept],
   features: [dorpc, capnweb, agents, floor],
-  ordering: [dorpc, dorpcConcurrent, capnweb, agents, floor],
+  ordering: [dorpc, dorpcSequential, capnweb, agents, floor],
   routing: [dorpc, dorpcDirect],
-  "exactly-once": [dorpc, dorpcExactlyOnce],
+  "exactly-once": [dorpc, dorpcAtMostOnce],
   schema: [dorpc, dorpcSchema],
 } as const satisfies Record<string, readonly Contender[]>;
 

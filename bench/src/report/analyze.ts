@@ -107,11 +107,11 @@ export const RATIO_COLUMNS: Record<string, [string, string][]> = {
   ],
   ordering: [
     ["dorpc", "floor"],
-    ["dorpc-concurrent", "floor"],
-    ["dorpc-concurrent", "capnweb"],
+    ["dorpc-sequential", "floor"],
+    ["dorpc", "capnweb"],
   ],
   routing: [["dorpc", "dorpc-direct"]],
-  "exactly-once": [["dorpc-exactly-once", "dorpc"]],
+  "exactly-once": [["dorpc", "dorpc-at-most-once"]],
   schema: [["dorpc-schema", "dorpc"]],
 };
 

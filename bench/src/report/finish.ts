@@ -77,7 +77,7 @@ export async function finishRun(settings: RunSettings): Promise<void> {
   const main = ["dorpc", "dorpc-live", "capnweb", "agents", "floor", "floor-accept"].filter((c) =>
     raw.contenders.some((x) => x.name === c),
   );
-  const features = ["dorpc", "dorpc-concurrent", "capnweb", "agents", "floor"].filter((c) => raw.contenders.some((x) => x.name === c));
+  const features = ["dorpc", "dorpc-sequential", "capnweb", "agents", "floor"].filter((c) => raw.contenders.some((x) => x.name === c));
   const byGroup = (...groups: string[]) => stats.filter((s) => groups.includes(s.info.group));
   const charts: { title: string; file: string; svg: string }[] = [];
   const addLatency = (title: string, key: string, groups: string[], names: string[]) => {

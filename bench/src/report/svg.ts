@@ -13,7 +13,7 @@ export const COLORS: Record<string, string> = {
   "floor-accept": "#8c5bbf",
   "dorpc-direct": "#14a0b4",
   "dorpc-live": "#6d9eeb",
-  "dorpc-concurrent": "#0b3d91",
+  "dorpc-sequential": "#0b3d91",
   agents: "#c2185b",
 };
 const FALLBACK = ["#b8860b", "#555555", "#7f6000"];

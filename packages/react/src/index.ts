@@ -12,11 +12,8 @@ export { useRpcClient } from "./use-rpc-client.js";
 /** A client's connection state, re-rendering on every change. */
 export { useConnectionState } from "./use-connection-state.js";
 
-// ─── Subscriptions: not yet ──────────────────────────────────────────────────────────────────
-// `useSubscription(client, topic, …)` belongs here, over `subscribe(client, topic, onEvent,
-// options)` of @dorpc/rpc (server push, issue 11, just landed in the connection core): subscribe
-// in an effect keyed by client and topic, keep the latest event (and its cursor) for
-// `useSyncExternalStore`, call `subscription.close()` on cleanup (deferred like
-// `useRpcClient`'s close, so StrictMode does not resubscribe), and surface `onResync`. Nothing is
-// exported for it yet: it waits for the push API to settle and for a browser-tier test against
-// an object that publishes.
+/**
+ * A component's subscription to a topic of its Durable Object: every event once, in order, to a
+ * handler, across reconnects; closed on unmount; one subscription under StrictMode.
+ */
+export { useSubscription, type SubscriptionState, type TopicEvent, type TopicName } from "./use-subscription.js";

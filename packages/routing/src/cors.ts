@@ -23,7 +23,10 @@ export interface CorsOptions {
   origins: readonly string[] | "*" | ((origin: string) => boolean);
   /** Methods announced in preflight responses. Default `["GET", "POST"]`. */
   methods?: readonly string[];
-  /** Request headers announced in preflight responses. Default `["Content-Type", "Authorization"]`. */
+  /**
+   * Request headers announced in preflight responses. Default `["Content-Type", "Authorization",
+   * "X-Dorpc-Session", "X-Dorpc-Resending"]` (the last two: a page's HTTP batches, `httpTransport()`).
+   */
   headers?: readonly string[];
   /** Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth). Default `false`. */
   credentials?: boolean;
@@ -38,6 +41,8 @@ export interface CompiledCors {
 }
 
 const CORS_KEYS: readonly string[] = ["origins", "methods", "headers", "credentials", "maxAge"];
+/** What a page's requests carry: its own headers, and the session headers of dorpc's HTTP batches. */
+const DEFAULT_HEADERS = ["Content-Type", "Authorization", "X-Dorpc-Session", "X-Dorpc-Resending"];
 // RFC 9110 token: what a method or header name may consist of.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -86,7 +91,7 @@ export function compileCors(value: unknown): CompiledCors | undefined {
   }
   const preflightHeaders: Record<string, string> = {
     "Access-Control-Allow-Methods": tokenList(options.methods, "cors.methods", ["GET", "POST"]),
-    "Access-Control-Allow-Headers": tokenList(options.headers, "cors.headers", ["Content-Type", "Authorization"]),
+    "Access-Control-Allow-Headers": tokenList(options.headers, "cors.headers", DEFAULT_HEADERS),
   };
   if (options.maxAge !== undefined) {
     const maxAge = options.maxAge;

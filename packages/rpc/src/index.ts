@@ -69,4 +69,5 @@ export type {
   Sendable,
   ReservedMember,
   StubMember,
+  WithTopics,
 } from "./types.js";

@@ -21,7 +21,7 @@ import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
 import type { AccessPolicy } from "./access.js";
-import { CloseCode, FrameKind, HEARTBEAT_PING } from "./envelopes.js";
+import { CloseCode, FRAME_MARK, FrameKind, HEARTBEAT_PING } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -129,6 +129,13 @@ export class ClientSession implements TransportHandler {
   readonly sessionId = newSessionId();
   /** Calls of a lost connection wait to be resent on the next one. */
   private resending = false;
+  /**
+   * The object has answered a call of this session, so it knows the session (it processed the
+   * Hello before the call, and the output gate committed both before the reply left). Only then
+   * does "resending" tell it something: an unknown session that is resending was forgotten
+   * (EXPIRED), while one whose Hello never arrived has had nothing run.
+   */
+  private acknowledged = false;
 
   get url(): string | undefined {
     return this.options.url;
@@ -285,7 +292,7 @@ export class ClientSession implements TransportHandler {
         this.lastReceived = Date.now();
         this.everOpened = true;
         // Hello first: the object must know whose calls follow (and whether some are resends).
-        conn.outbox.add(FrameKind.Hello, `${JSON.stringify(this.sessionId)},${this.resending ? 1 : 0}`);
+        conn.outbox.add(FrameKind.Hello, `${JSON.stringify(this.sessionId)},${this.resending && this.acknowledged ? 1 : 0}`);
         this.resending = false;
         this.setState("open");
         this.armStable();
@@ -303,6 +310,7 @@ export class ClientSession implements TransportHandler {
   onMessage(data: IncomingData): void {
     this.lastReceived = Date.now();
     this.pingSentAt = 0;
+    if (!this.acknowledged) this.acknowledged = isReplies(data);
     this.conn?.receive(data);
   }
 
@@ -505,4 +513,14 @@ function disconnectMessage(label: string, code: number, reason: string): string 
     default:
       return `The connection to ${label} closed (code ${code}${why}) before the reply arrived.`;
   }
+}
+
+/** Whether `data` is a frame of replies (text or binary: the kind follows the mark). */
+function isReplies(data: IncomingData): boolean {
+  if (typeof data === "string") return data.charCodeAt(0) === FRAME_MARK && data.charCodeAt(1) === FrameKind.Replies;
+  const bytes =
+    data instanceof ArrayBuffer
+      ? new Uint8Array(data, 0, Math.min(2, data.byteLength))
+      : new Uint8Array(data.buffer, data.byteOffset, Math.min(2, data.byteLength));
+  return bytes[0] === FRAME_MARK && bytes[1] === FrameKind.Replies;
 }

@@ -63,7 +63,17 @@ declare const STUB: unique symbol;
 /** Type-level only: a client's topics (see `subscribe`). */
 export declare const TOPICS: unique symbol;
 
-/** The topics a Durable Object class declares (`RpcDurableObject<Env, Client, Topics>`). */
+/**
+ * For an API declared as a type only (an interface the page shares with the Worker, so the page
+ * never imports the Durable Object class): the topics it publishes, as `RpcDurableObject<Env,
+ * Client, Topics>` declares them. `interface RoomApi extends WithTopics<RoomTopics> { … }` lets
+ * `subscribe(client, topic, …)` check topic names and event types.
+ */
+export interface WithTopics<Topics> {
+  readonly __dorpcTopics?: Topics;
+}
+
+/** The topics a Durable Object class declares (`RpcDurableObject<Env, Client, Topics>`, or `WithTopics`). */
 export type TopicsOf<T> = InstanceOf<T> extends { readonly __dorpcTopics?: infer X } ? X : Record<never, never>;
 
 /**
@@ -107,7 +117,8 @@ export type InstanceOf<T> = T extends abstract new (...args: never[]) => infer I
 
 /** Names of `T` a client may reach. */
 export type PublicKeys<T> = {
-  [K in keyof T]: K extends string ? (K extends ReservedMember | `_${string}` ? never : K) : never;
+  // `-?`: an optional member would otherwise add `undefined` to the union.
+  [K in keyof T]-?: K extends string ? (K extends ReservedMember | `_${string}` ? never : K) : never;
 }[keyof T];
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,11 @@ export async function buildPages(): Promise<void> {
     if (file.endsWith(".html")) await copyFile(join(SOURCE, file), join(ASSETS, file));
   }
   await build({
-    entryPoints: { client: join(SOURCE, "client.ts"), react: join(SOURCE, "react-app.tsx") },
+    entryPoints: {
+      client: join(SOURCE, "client.ts"),
+      react: join(SOURCE, "react-app.tsx"),
+      subscription: join(SOURCE, "subscription-app.tsx"),
+    },
     outdir: ASSETS,
     bundle: true,
     format: "esm",

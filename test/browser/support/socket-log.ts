@@ -12,6 +12,8 @@ export interface LoggedSocket {
   closed: boolean;
   /** Chromium's message when the socket failed, e.g. "Error during WebSocket handshake: Unexpected response code: 403". */
   error: string | undefined;
+  /** The text of every text frame the page sent on it, in order (binary frames are left out). */
+  readonly sent: string[];
 }
 
 export class SocketLog {
@@ -21,7 +23,7 @@ export class SocketLog {
 
   private constructor(session: CDPSession) {
     session.on("Network.webSocketCreated", ({ requestId, url }) => {
-      const socket: LoggedSocket = { url, status: undefined, closed: false, error: undefined };
+      const socket: LoggedSocket = { url, status: undefined, closed: false, error: undefined, sent: [] };
       this.byId.set(requestId, socket);
       this.sockets.push(socket);
       this.changed();
@@ -29,6 +31,11 @@ export class SocketLog {
     session.on("Network.webSocketHandshakeResponseReceived", ({ requestId, response }) => {
       const socket = this.byId.get(requestId);
       if (socket) socket.status = response.status;
+      this.changed();
+    });
+    session.on("Network.webSocketFrameSent", ({ requestId, response }) => {
+      const socket = this.byId.get(requestId);
+      if (socket && response.opcode === 1) socket.sent.push(response.payloadData);
       this.changed();
     });
     session.on("Network.webSocketFrameError", ({ requestId, errorMessage }) => {
@@ -47,6 +54,16 @@ export class SocketLog {
     const session = await page.createCDPSession();
     await session.send("Network.enable");
     return new SocketLog(session);
+  }
+
+  /**
+   * How often `needle` occurs in the text frames sent on all sockets: a count of calls, since
+   * the client batches the calls of one microtask turn into one frame.
+   */
+  sentCount(needle: string): number {
+    let count = 0;
+    for (const socket of this.sockets) for (const frame of socket.sent) count += frame.split(needle).length - 1;
+    return count;
   }
 
   /** Sockets not closed yet. */

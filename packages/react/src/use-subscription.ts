@@ -1,0 +1,223 @@
+/**
+ * `useSubscription`: a component's subscription to a topic of its Durable Object, over
+ * `subscribe(client, topic, onEvent, options)` of `@dorpc/rpc`.
+ *
+ * Why a handler and not a value: events are a stream, and dorpc delivers each one once. A hook
+ * that returned "the latest event" would let React's batching drop events (two that arrive
+ * before a render would show as one), undoing exactly-once; a handler sees every event and the
+ * component keeps what it needs (append to a list, fold into a count, show a toast).
+ *
+ * Invariants:
+ *  - One subscription per mounted component, client and topic. Closing waits one microtask after
+ *    the effect's cleanup and a remount in that time keeps the subscription, so StrictMode's
+ *    simulated unmount and remount send one `subscribe` and deliver each event once.
+ *  - The handlers called are those of the latest committed render: passing a new function on
+ *    every render never resubscribes.
+ *  - After unmount the handlers are never called again, and the object is told (`unsubscribe`).
+ *    A subscription the object has not confirmed yet is closed once it is confirmed: closing it
+ *    earlier leaves the object pushing the topic to the socket (a known @dorpc/rpc bug, kept in
+ *    test/workers/subscription-close.test.ts).
+ *  - Another component taking over the same client and topic while this one's close is pending
+ *    (a remount under a new key) closes this one at once, so the new subscription is not refused.
+ */
+import { type Arrived, type EventInfo, type ResyncInfo, RpcError, type SubscribeOptions, type Subscription, subscribe } from "@dorpc/rpc";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
+
+/**
+ * The topics of a client type: the one symbol-keyed member of `RpcClient<T>` that is not a
+ * function (the others are `Symbol.dispose` and `Symbol.asyncDispose`). `@dorpc/rpc` types
+ * `subscribe` with it but does not export its name.
+ */
+type ClientTopics<C> = Exclude<NonNullable<C[Extract<keyof C, symbol>]>, (...args: never[]) => unknown>;
+
+/** The topic names `client` may subscribe to (those its object declares). */
+export type TopicName<C> = keyof ClientTopics<C> & string;
+
+/** The event type of `topic` on `client`, as it arrives. */
+export type TopicEvent<C, K extends TopicName<C>> = Arrived<ClientTopics<C>[K]>;
+
+/** Where a component's subscription stands. */
+export interface SubscriptionState {
+  /**
+   * `"pending"` until the object confirmed the subscription (and sent the events after `since`),
+   * `"ready"` from then on (also while the connection is down: it resumes by itself), `"failed"`
+   * when it was refused (an undeclared topic, a topic this client already subscribes to).
+   */
+  readonly status: "pending" | "ready" | "failed";
+  /** Why it failed (`RpcError` `NOT_FOUND`, `BAD_OPTION`, `LIMIT`…); `undefined` otherwise. */
+  readonly error: unknown;
+}
+
+interface Handlers {
+  onEvent: (event: unknown, info: EventInfo) => void;
+  onResync: ((info: ResyncInfo) => void) | undefined;
+}
+
+interface Entry {
+  readonly client: object;
+  readonly topic: string;
+  /** `undefined` when `subscribe` threw. */
+  subscription: Subscription | undefined;
+  /** The object confirmed it: closing now tells the object. */
+  confirmed: boolean;
+  /** Set by the effect's cleanup; a remount before the close runs clears it (StrictMode). */
+  closing: boolean;
+  /** Closed for the component: its handlers are no longer called. */
+  closed: boolean;
+}
+
+/** `subscribe` without its per-client typing: the hook's own signature carries it. */
+const subscribeTo = subscribe as unknown as (
+  client: object,
+  topic: string,
+  onEvent: (event: unknown, info: EventInfo) => void,
+  options?: SubscribeOptions,
+) => Subscription;
+
+/** Each client's subscriptions made here that still hold its topic (open, or closing). */
+const holders = new WeakMap<object, Map<string, Entry>>();
+
+function forget(entry: Entry): void {
+  const byTopic = holders.get(entry.client);
+  if (byTopic?.get(entry.topic) === entry) byTopic.delete(entry.topic);
+}
+
+/** Closes `entry` for good: at once if confirmed, else once the object confirms it. */
+function finish(entry: Entry): void {
+  entry.closed = true;
+  const subscription = entry.subscription;
+  if (!subscription) {
+    forget(entry);
+    return;
+  }
+  if (entry.confirmed) {
+    subscription.close();
+    forget(entry);
+    return;
+  }
+  subscription.ready.then(
+    () => {
+      subscription.close();
+      forget(entry);
+    },
+    () => forget(entry), // refused or closed already: nothing to undo on the object
+  );
+}
+
+function release(entry: Entry): void {
+  entry.closing = true;
+  queueMicrotask(() => {
+    if (entry.closing && !entry.closed) finish(entry);
+  });
+}
+
+/** Runs in the browser before paint; on the server (no effects run there) nothing needs it. */
+const useCommitEffect = typeof window === "undefined" ? useEffect : useLayoutEffect;
+
+const PENDING: SubscriptionState = { status: "pending", error: undefined };
+
+/**
+ * Subscribes the component to `topic` of `client`'s Durable Object while it is mounted:
+ * `onEvent` gets every event published on the topic, in order, each once, across reconnects and
+ * the object's hibernation (events missed while away are replayed). Returns where the
+ * subscription stands.
+ *
+ * - A new `client` or `topic` closes the old subscription and opens one for the new pair.
+ * - `onEvent` and `options.onResync` may be new functions on every render; the latest are called.
+ * - `options.since` is read when the subscription is opened: give it to replay history from a
+ *   saved cursor (e.g. the last sequence number you rendered). Default: events from now on.
+ * - Without `options.onResync`, a resync (the events after the cursor are no longer kept) goes
+ *   to the client's `onError` as `RpcError` `EXPIRED`, as with `subscribe`.
+ * - One subscription per client and topic: a second component subscribing to the same topic on
+ *   the same client gets `status: "failed"` (`BAD_OPTION`). Subscribe once and pass the events
+ *   down, or give each its own client.
+ * - Under StrictMode the component keeps one subscription: one `subscribe` to the object, each
+ *   event once. Nothing subscribes during server rendering (`"pending"`).
+ *
+ * ```tsx
+ * function Messages({ room }: { room: RpcClient<RoomApi> }) {
+ *   const [messages, setMessages] = useState<Message[]>([]);
+ *   const { status } = useSubscription(room, "messages", (m) => setMessages((list) => [...list, m]), { since: 0 });
+ *   return status === "failed" ? <p>Cannot follow this room.</p> : <ul>{messages.map(…)}</ul>;
+ * }
+ * ```
+ */
+export function useSubscription<C extends object, K extends TopicName<C>>(
+  client: C,
+  topic: K,
+  onEvent: (event: TopicEvent<C, K>, info: EventInfo) => void,
+  options?: SubscribeOptions,
+): SubscriptionState {
+  const handlers = useRef<Handlers>({ onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync });
+  useCommitEffect(() => {
+    handlers.current = { onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync };
+  });
+  const [state, setState] = useState<{ client: object; topic: string; value: SubscriptionState }>({ client, topic, value: PENDING });
+  const held = useRef<Entry | undefined>(undefined);
+  const since = options?.since;
+
+  // `since` is read when the subscription opens: a cursor that moves must not resubscribe.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: see above
+  useEffect(() => {
+    const previous = held.current;
+    if (previous && !previous.closed && previous.client === client && previous.topic === topic) {
+      // StrictMode's remount, before the close ran: keep the subscription.
+      previous.closing = false;
+      return () => release(previous);
+    }
+    const entry: Entry = { client, topic, subscription: undefined, confirmed: false, closing: false, closed: false };
+    held.current = entry;
+    const show = (value: SubscriptionState) => {
+      if (!entry.closed) setState({ client, topic, value });
+    };
+    let byTopic = holders.get(client);
+    if (!byTopic) holders.set(client, (byTopic = new Map()));
+    const other = byTopic.get(topic);
+    if (other && (other.closing || other.closed)) {
+      // Another component's subscription to this topic on its way out: close it now.
+      other.closed = true;
+      other.subscription?.close();
+      forget(other);
+    }
+    try {
+      const subscription = subscribeTo(
+        client,
+        topic,
+        (event, info) => {
+          if (!entry.closed) handlers.current.onEvent(event, info);
+        },
+        {
+          since,
+          onResync: (info: ResyncInfo) => {
+            if (entry.closed) return;
+            const onResync = handlers.current.onResync;
+            if (onResync) {
+              onResync(info);
+              return;
+            }
+            // Thrown into the subscription, which reports it to the client's onError, as it
+            // does for a subscription made without onResync.
+            throw new RpcError(
+              "EXPIRED",
+              `Events of "${info.topic}" after ${String(info.cursor)} are no longer kept; resync from ${info.latest}.`,
+            );
+          },
+        },
+      );
+      entry.subscription = subscription;
+      byTopic.set(topic, entry);
+      subscription.ready.then(
+        () => {
+          entry.confirmed = true;
+          show({ status: "ready", error: undefined });
+        },
+        (error: unknown) => show({ status: "failed", error }),
+      );
+    } catch (error) {
+      setState({ client, topic, value: { status: "failed", error } });
+    }
+    return () => release(entry);
+  }, [client, topic]);
+
+  return state.client === client && state.topic === topic ? state.value : PENDING;
+}
