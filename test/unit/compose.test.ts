@@ -4,7 +4,7 @@
  * arguments (callbacks), and what happens to references on release, reconnect and misuse.
  */
 import { describe, expect, it } from "vitest";
-import { currentCall } from "../../packages/rpc/src/callee.js";
+import { currentCall } from "../../packages/rpc/src/current-call.js";
 import { createRpcClient, RpcError, rpcConnection, rpcDispose, RpcTarget, withCallOptions } from "../../packages/rpc/src/index.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { pairWith } from "../support/paired-transport.js";

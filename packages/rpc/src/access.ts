@@ -17,34 +17,17 @@
  *  4. A call step may only follow a step that resolved a method under rule 2 or 3.
  * A forbidden name and a missing name give the same `NOT_FOUND`, so the policy is no oracle.
  *
- * Runtime-neutral: the workerd base classes are registered by durable-object.ts.
+ * Runtime-neutral: the workerd base classes are registered by durable-object.ts. A server's
+ * `access` option (`allow`, `unsafeTrustedCaller`) is access-options.ts.
  */
 import { RpcError } from "./errors.js";
-import type { RpcLimits } from "./limits.js";
 import { methodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";
 
 const { hasOwn } = Object;
 
-/** How a server narrows (never widens) what chains may reach. */
-export interface AccessOptions {
-  /**
-   * Only these first-step member names, or a predicate over the chain's property names
-   * (`["users", "get"]` for `client.users.get(…)`). Applied on top of the built-in rules.
-   */
-  allow?: readonly string[] | ((path: readonly string[]) => boolean);
-  /**
-   * **Dangerous.** Every caller is fully trusted: chains may read `ctx`, `env`, `_`-prefixed
-   * and instance members and step into any object (`client.ctx.storage.deleteAll()` works).
-   * `constructor`, `__proto__`, `prototype` and `Object.prototype` / `Function.prototype`
-   * names stay unreachable, and lifecycle methods stay uncallable. For test harnesses and
-   * admin tools behind their own authentication only.
-   */
-  unsafeTrustedCaller?: boolean;
-}
-
 /** Names no chain may use at any step, whatever the options (also `unsafeTrustedCaller`). */
-const ALWAYS_NEVER = new Set<string>([
+export const ALWAYS_NEVER: ReadonlySet<string> = new Set<string>([
   "constructor",
   "__proto__",
   "prototype",
@@ -129,57 +112,26 @@ export function memberFunction(target: object, name: string): Member["fn"] | und
   return findMember(target, name)?.fn;
 }
 
-/** The policy for one server, built once from its options. */
-export class AccessPolicy {
-  private readonly allowSet: ReadonlySet<string> | undefined;
-  private readonly allowFn: ((path: readonly string[]) => boolean) | undefined;
-  /** `unsafeTrustedCaller`: rules 2 and 3 are lifted, `ALWAYS_NEVER` stays. */
+/** The policy a chain runs under: rule 1 for its names, and whether rules 2 and 3 are lifted. */
+export interface AccessPolicy {
+  /** `unsafeTrustedCaller`: rules 2 and 3 are lifted (`readTrusted`), `ALWAYS_NEVER` stays. */
   readonly trusted: boolean;
-
-  constructor(
-    options: AccessOptions | undefined,
-    readonly limits: Readonly<RpcLimits>,
-  ) {
-    if (options !== undefined && (typeof options !== "object" || options === null)) {
-      throw new RpcError("BAD_OPTION", "access must be an object.");
-    }
-    for (const key of Object.keys(options ?? {})) {
-      if (key !== "allow" && key !== "unsafeTrustedCaller") {
-        throw new RpcError("BAD_OPTION", `Unknown access option "${key}"; known: allow, unsafeTrustedCaller.`);
-      }
-    }
-    this.trusted = options?.unsafeTrustedCaller === true;
-    const allow = options?.allow;
-    if (allow === undefined) return;
-    if (typeof allow === "function") this.allowFn = allow;
-    else if (Array.isArray(allow) && allow.every((n) => typeof n === "string")) this.allowSet = new Set(allow);
-    else throw new RpcError("BAD_OPTION", "access.allow must be an array of member names or a function of the path.");
-  }
-
   /**
    * Rule 1 for a whole chain of names. Throws `NOT_FOUND` for a name that can never be reached
-   * (or that the `allow` option refuses), before anything runs.
+   * (or that the server's `allow` option refuses, for a chain from the root), before anything runs.
    */
-  checkStatic(names: readonly string[], label: string, fromRoot = true): void {
-    for (const name of names) {
-      if (this.trusted ? name.length === 0 || ALWAYS_NEVER.has(name) : !isNameAllowed(name)) throw notFound(name, label);
-    }
-    // `allow` narrows what the root offers; a stub's members were reached through an allowed root.
-    if (!fromRoot) return;
-    if (this.allowSet && !this.allowSet.has(names[0]!)) throw notFound(names[0]!, label);
-    if (this.allowFn && !this.allowFn(names)) throw notFound(names[names.length - 1]!, label);
-  }
-
-  /**
-   * `unsafeTrustedCaller` reads: any property of any object, own or inherited, except the
-   * names that stay unreachable. Getters run; functions come back to be called.
-   */
-  readTrusted(holder: unknown, name: string): { value: unknown } | undefined {
-    if (ALWAYS_NEVER.has(name) || holder === null || (typeof holder !== "object" && typeof holder !== "function")) return undefined;
-    if (!(name in (holder as object))) return undefined;
-    return { value: (holder as Record<string, unknown>)[name] };
-  }
+  checkStatic(names: readonly string[], label: string, fromRoot?: boolean): void;
+  /** `unsafeTrustedCaller` reads (`trusted` only). */
+  readTrusted?(holder: unknown, name: string): { value: unknown } | undefined;
 }
+
+/** The built-in rules, nothing narrowed or lifted: a client's, and a server's without an `access` option. */
+export const DEFAULT_POLICY: AccessPolicy = {
+  trusted: false,
+  checkStatic(names, label) {
+    for (const name of names) if (!isNameAllowed(name)) throw notFound(name, label);
+  },
+};
 
 /** The one answer for a name that is missing or forbidden. */
 export function notFound(name: string, label: string): RpcError {

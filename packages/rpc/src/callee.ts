@@ -3,13 +3,16 @@
  * Durable Object, or what a client exposes), its exports, or results pipelined in the same frame.
  * One implementation for both ends; runtime-neutral.
  *
+ * What only a Durable Object needs (its delivery record, sequential ordering, waiting until idle
+ * for an HTTP batch, `rpcCaller()`) is added by `ServerCallee` (server-callee.ts) through the
+ * protected hooks below, so a client does not carry it.
+ *
  * Invariants:
  *  - Every envelope of a frame is checked (shape, names, limits, references) before any call of
  *    the frame runs; a call that fails the check is answered with `Failed` and nothing of it runs.
- *  - Calls start in the order they arrived. `sequential` (opt-in): a call that awaits holds back
- *    the calls after it until it settles or is cancelled. Otherwise each starts when it arrives;
- *    a call that pipelines on an earlier one (same frame) starts when that one has settled, and
- *    fails with that one's failure, as is, if it failed.
+ *  - Calls start in the order they arrived: each starts when it arrives (unless the server orders
+ *    them sequentially); a call that pipelines on an earlier one (same frame) starts when that one
+ *    has settled, and fails with that one's failure, as is, if it failed.
  *  - Every call with an id gets exactly one reply, unless the caller cancelled it (it no longer
  *    waits). Notifications (id 0) get none.
  *  - Stubs a call received as arguments are released when the call ends, unless the method kept
@@ -20,15 +23,13 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { buildArgs, type ChainEnv, type Cursor, ownError, parseChain, refuse, type RootRule, runSteps, type Step } from "./chain.js";
+import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps, type Step } from "./chain.js";
+import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
-import type { Decision } from "./delivery.js";
-import { type WireFrame, writeFrame } from "./frame.js";
-import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, storedOutcome, writeReply } from "./replies.js";
-import { methodSpec } from "./rpc-method.js";
-import { memberFunction } from "./access.js";
+import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, ExportKind, FrameKind, RefRecord, type WireRecord } from "./envelopes.js";
+import { CallFlags, FrameKind, isWireId, RefRecord, type WireRecord } from "./envelopes.js";
+import { checkReference } from "./references.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
@@ -45,30 +46,23 @@ export interface CalleeConfig {
   readonly label: string;
   readonly policy: AccessPolicy;
   readonly limits: Readonly<RpcLimits>;
-  readonly sequential: boolean;
   readonly exposeErrorStack: boolean;
   /** Values never stepped into or sent (the object, its env, its ctx). */
   isPlatformState(value: unknown): boolean;
   /** A notification (no reply) failed: nobody else will hear of it. */
   onNotificationError(error: unknown): void;
-  /** The object's delivery record (exactly-once), when it keeps one. */
-  readonly records?: Records;
   /** Never sent in a result or thrown value, named in the refusal (a Durable Object's env, ctx, …). */
   readonly forbidden?: ReadonlyMap<object, string>;
-  /** Calls to a function without an argument schema are refused (system calls excepted: they are dorpc's). */
-  readonly requireSchemas?: boolean;
-}
-
-/** What the callee needs of the delivery record (delivery.ts). */
-export interface Records {
-  decide(session: string, id: number, flags: number, recorded: boolean, expiredSession: boolean): Decision;
-  started(session: string, id: number): void;
-  save(session: string, id: number, frame: WireFrame, keep: boolean): void;
-  release(session: string, id: number): void;
+  /**
+   * `requireSchemas` (a Durable Object's option): the refusal of a call to a function without an
+   * argument schema, `name` the method's or `undefined` for a handed-out function. System calls
+   * are exempt: they are dorpc's.
+   */
+  readonly requireSchemas?: (name: string | undefined) => RpcError;
 }
 
 /** A call that arrived: parsed, then waiting, running or done. */
-interface Incoming {
+export interface Incoming {
   readonly id: number;
   readonly steps: Step[];
   readonly target: number;
@@ -88,100 +82,48 @@ interface Incoming {
   cancelled: boolean;
   started: boolean;
   settled: boolean;
-  /** Kept in the delivery record when it answers (`keep`: with its answer, not just a marker). */
+  /**
+   * Kept in the object's delivery record when it answers, even if its caller left (`keep`: with
+   * its answer, not just a marker). Set by server-callee.ts; always false on a client.
+   */
   recorded: boolean;
   keep: boolean;
-  /** The same call from an earlier connection is still running: decide again when it ends. */
-  gate: Promise<void> | undefined;
 }
 
-/** The call whose synchronous part is running right now, for `rpcCaller()` / `currentCall()`. */
-let current: { conn: Connection; call: Incoming } | undefined;
-
-/** What user code can learn about the call it is running in (valid before its first `await`). */
-export interface CallContext {
-  /** The connection's key: the WebSocket on a Durable Object. */
-  readonly channel: object;
-  /** The connection, for pushes back to this caller. */
-  readonly connection: Connection;
-  /** Aborts when the caller cancels the call (timeout, AbortSignal) or the connection ends. */
-  readonly signal: AbortSignal;
-}
-
-/** The call whose synchronous part is running, or `undefined` outside one. */
-export function currentCall(): CallContext | undefined {
-  const now = current;
-  if (!now) return undefined;
-  return {
-    channel: now.conn.key,
-    connection: now.conn,
-    get signal() {
-      return signalOf(now.call);
-    },
-  };
-}
-
-function signalOf(call: Incoming): AbortSignal {
-  if (!call.controller) {
-    call.controller = new AbortController();
-    if (call.cancelled) call.controller.abort(cancelledReason());
-  }
-  return call.controller.signal;
-}
-
-function cancelledReason(): Error {
+/** Why a cancelled call's signal aborted. */
+export function cancelledReason(): Error {
   const error = new Error("The caller cancelled this call (it timed out, was aborted, or the connection closed).");
   error.name = "AbortError";
   return error;
 }
 
+const noop = () => {};
+
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
-  private readonly running = new Map<number, Incoming>();
-  /** Sequential ordering: the call that is awaiting, and the ones held behind it. */
-  private active: Incoming | undefined;
-  private held: Incoming[] = [];
+  protected readonly running = new Map<number, Incoming>();
   private readonly env: ChainEnv;
   private readonly replyEnv: ReplyEnv;
-  private readonly enter: () => void;
-  private readonly leave: () => void;
-  private entered: { conn: Connection; call: Incoming } | undefined;
+  /** Bracket each step's synchronous user code (the server tracks the running call there). */
+  protected enter: () => void = noop;
+  protected leave: () => void = noop;
 
   constructor(
-    private readonly conn: Connection,
-    private readonly config: CalleeConfig,
+    protected readonly conn: Connection,
+    protected readonly config: CalleeConfig,
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
     this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
-    // One pair of closures per connection, not per call.
-    let outer: typeof current;
-    this.enter = () => {
-      outer = current;
-      current = this.entered;
-    };
-    this.leave = () => {
-      current = outer;
-    };
+  }
+
+  /** Names this end in errors. */
+  get label(): string {
+    return this.config.label;
   }
 
   /** Calls running or held; 0 whenever the object could hibernate without losing anything. */
   get size(): number {
     return this.running.size;
-  }
-
-  private idleWaiters: (() => void)[] | undefined;
-
-  /** Resolves once no call with an id is running or waiting (an HTTP batch answers then). */
-  whenIdle(): Promise<void> {
-    if (this.running.size === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
-  }
-
-  private checkIdle(): void {
-    if (this.running.size > 0 || !this.idleWaiters) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = undefined;
-    for (const resolve of waiters) resolve();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -204,18 +146,7 @@ export class Callee {
           if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
           if (names.length) policy.checkStatic(names as string[], this.config.label, false);
           (deps ??= []).push(this.dependency(payload[0], byId));
-        } else if (type === RefRecord.Export) {
-          if (
-            !Array.isArray(payload) ||
-            payload.length !== 2 ||
-            !isId(payload[0]) ||
-            (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
-          ) {
-            throw new RpcError("DECODE", "An export record must be [exportId, kind].");
-          }
-        } else if (!isId(payload)) {
-          throw new RpcError("DECODE", "A return record must carry an export id.");
-        }
+        } else checkReference(type, payload);
       },
       build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
     };
@@ -273,7 +204,6 @@ export class Callee {
           settled: false,
           recorded: false,
           keep: true,
-          gate: undefined,
         };
       } catch (error) {
         if (id === 0) continue;
@@ -287,7 +217,7 @@ export class Callee {
       if (id > 0) {
         this.running.set(id, call);
         (byId ??= new Map()).set(id, call);
-        if ((call.flags & CallFlags.Retry || this.config.records) && !this.admit(call)) continue;
+        if (!this.admit(call)) continue;
       }
       parsed.push(call);
     }
@@ -295,57 +225,24 @@ export class Callee {
   }
 
   /**
-   * Checks a call against the delivery record before it runs. Returns false when it must not run
-   * here: answered from the record, or refused (it is then settled, for calls that pipeline on it).
+   * Whether `call` may run here; when not, it is answered (and settled, for calls that pipeline
+   * on it). Without a delivery record a resend cannot be checked, so it is refused; a Durable
+   * Object that keeps one decides from it (server-callee.ts).
    */
-  private admit(call: Incoming): boolean {
-    const { records } = this.config;
-    const session = this.conn.session;
-    if (!records || !session) {
-      if (!(call.flags & CallFlags.Retry)) return true;
-      this.refuseCall(
-        call,
-        new RpcError(
-          "DISCONNECTED",
-          `Call ${call.id} was sent before the connection dropped; ${this.config.label} keeps no delivery record, so whether it ran cannot be known, and it was not run again.`,
-        ),
-      );
-      return false;
-    }
-    call.recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
-    const decision = records.decide(session, call.id, call.flags, call.recorded, this.conn.expiredSession);
-    switch (decision.kind) {
-      case "run":
-        if (decision.record) {
-          call.keep = this.keeps(call);
-          records.started(session, call.id);
-        } else call.recorded = false;
-        return true;
-      case "wait":
-        call.gate = decision.until;
-        return true;
-      case "replay":
-        this.replay(call, decision.frame);
-        return false;
-      case "refuse":
-        this.refuseCall(call, decision.error);
-        return false;
-    }
+  protected admit(call: Incoming): boolean {
+    if (!(call.flags & CallFlags.Retry)) return true;
+    this.refuseCall(
+      call,
+      new RpcError(
+        "DISCONNECTED",
+        `Call ${call.id} was sent before the connection dropped; ${this.config.label} keeps no delivery record, so whether it ran cannot be known, and it was not run again.`,
+      ),
+    );
+    return false;
   }
 
-  /** Answers `call` with the frame stored when it first ran, without running it again. */
-  private replay(call: Incoming, frame: WireFrame): void {
-    queueMicrotask(() => this.checkIdle());
-    this.running.delete(call.id);
-    call.settled = true;
-    call.started = true;
-    this.conn.sendStored(frame);
-    // A later call of the frame may pipeline on it: give it the stored outcome.
-    call.outcome = storedOutcome(frame, this.config.limits);
-  }
-
-  private refuseCall(call: Incoming, error: RpcError): void {
-    queueMicrotask(() => this.checkIdle());
+  /** Answers `call` with `error` without running it. */
+  protected refuseCall(call: Incoming, error: RpcError): void {
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -353,29 +250,9 @@ export class Callee {
     this.conn.outbox.add(FrameKind.Replies, failed(call.id, error));
   }
 
-  /**
-   * A call that reads only: no call step (getters must not write), or a root method declared
-   * `rpcMethod({ readOnly: true }, …)`. Its resends just run again.
-   */
-  private readOnly(call: Incoming): boolean {
-    const { steps } = call;
-    if (!steps.some((s) => typeof s !== "string")) return true;
-    return call.target === 0 && steps.length === 2 && typeof steps[0] === "string" && this.specOf(steps[0])?.readOnly === true;
-  }
-
-  private keeps(call: Incoming): boolean {
-    const first = call.steps[0];
-    return !(call.target === 0 && typeof first === "string" && this.specOf(first)?.record === false);
-  }
-
-  private specOf(name: string) {
-    const root = this.config.root;
-    return root ? methodSpec(memberFunction(root, name)) : undefined;
-  }
-
   /** The earlier call of this frame with `id`, which a later call pipelines on. */
   private dependency(id: unknown, byId: Map<number, Incoming> | undefined): Incoming {
-    const dep = isId(id) ? byId?.get(id) : undefined;
+    const dep = isWireId(id) ? byId?.get(id) : undefined;
     if (!dep) throw new RpcError("PROTOCOL", `A call pipelines on call ${String(id)}, which is not an earlier call of the same frame.`);
     return dep;
   }
@@ -384,42 +261,36 @@ export class Callee {
   // Scheduling
   // ---------------------------------------------------------------------------------------------
 
-  private schedule(call: Incoming): void {
-    if (this.config.sequential && (this.active || this.held.length)) {
-      this.held.push(call);
-      return;
-    }
+  /** Starts a call of a frame that arrived (the server may hold it back: sequential ordering). */
+  protected schedule(call: Incoming): void {
     this.start(call);
   }
 
-  private start(call: Incoming): void {
+  protected start(call: Incoming): void {
     if (call.cancelled) return;
-    if (call.gate) {
-      // The same call is still running from an earlier connection: decide again when it ends.
-      const gate = call.gate;
-      call.gate = undefined;
-      if (this.config.sequential) this.active = call;
-      gate.then(() => {
-        if (this.active === call) this.active = undefined;
-        if (this.admit(call)) this.start(call);
-        else this.finishSkipped(call);
-      });
-      return;
-    }
     const pendingDep = call.deps?.find((d) => !d.settled);
     if (pendingDep) {
       // Pipelined on a call that is still running: start when it settles.
-      if (this.config.sequential) this.active = call;
+      this.busy(call);
       (pendingDep.waiters ??= []).push(() => this.start(call));
       return;
     }
     call.started = true;
     const result = this.run(call);
     if (result) {
-      if (this.config.sequential) this.active = call;
+      this.busy(call);
       result.then((outcome) => this.complete(call, outcome));
     }
   }
+
+  /** `call` started and waits (on a call it pipelines on, or on its own `await`). */
+  protected busy(_call: Incoming): void {}
+
+  /** `call` settled and was answered (or cancelled): nothing of it runs any more. */
+  protected ended(_call: Incoming): void {}
+
+  /** `call` is about to run its steps (the server makes it `rpcCaller()`'s call). */
+  protected entering(_call: Incoming): void {}
 
   /** Runs a call whose dependencies have settled. Returns a promise only when it went async. */
   private run(call: Incoming): Promise<Outcome> | undefined {
@@ -431,7 +302,7 @@ export class Callee {
     try {
       cursor = this.startingPoint(call);
       this.buildArguments(call);
-      this.entered = { conn: this.conn, call };
+      this.entering(call);
       value = runSteps(cursor, call.steps, 0, this.env, this.enter, this.leave);
     } catch (error) {
       this.complete(call, { ok: false, error });
@@ -453,9 +324,9 @@ export class Callee {
     if (call.flags & CallFlags.System) {
       if (target !== 0 || !this.config.system)
         refuse(new RpcError("NOT_FOUND", `${this.config.label} takes no system calls of this kind.`));
-      return cursorAt(this.config.system, "expose", false);
+      return cursorAt(this.config.system, "expose", undefined);
     }
-    const requireSchemas = this.config.requireSchemas === true;
+    const { requireSchemas } = this.config;
     if (target === 0) {
       if (!this.config.root) {
         refuse(new RpcError("NOT_FOUND", `${this.config.label} exposes nothing to call: pass { expose: … } to createRpcClient.`));
@@ -525,34 +396,14 @@ export class Callee {
       this.config.onNotificationError(outcome.error);
     }
     if (waiters) for (const fn of waiters) fn();
-    if (this.active === call) {
-      this.active = undefined;
-      this.drain();
-    }
-    this.checkIdle();
-  }
-
-  /** A gated call that was answered from the record after all: the frame goes on. */
-  private finishSkipped(call: Incoming): void {
-    const waiters = call.waiters;
-    call.waiters = undefined;
-    if (waiters) for (const fn of waiters) fn();
-    this.drain();
-  }
-
-  /** Sequential ordering: start held calls until one goes async. */
-  private drain(): void {
-    while (!this.active && this.held.length) {
-      const next = this.held.shift()!;
-      if (!next.cancelled) this.start(next);
-    }
+    this.ended(call);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Cancelling and closing
   // ---------------------------------------------------------------------------------------------
 
-  /** The caller gave up on these calls: abort their signals, stop holding later calls for them. */
+  /** The caller gave up on these calls: abort their signals. */
   cancel(ids: readonly number[]): void {
     for (const id of ids) {
       const call = this.running.get(id);
@@ -560,31 +411,18 @@ export class Callee {
       this.running.delete(id);
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
-      if (!call.started) {
-        this.held = this.held.filter((c) => c !== call);
-        // It never ran: a resend must be free to run it.
-        if (call.recorded) this.config.records!.release(this.conn.session!, call.id);
-        call.recorded = false;
-      }
-      if (this.active === call) {
-        this.active = undefined;
-        this.drain();
-      }
+      this.dropped(call);
     }
   }
 
-  /** The connection ended: every running call is cancelled, held calls never start. */
+  /** The caller cancelled `call` (it may not have started). */
+  protected dropped(_call: Incoming): void {}
+
+  /** The connection ended: every running call is cancelled, queued calls never start. */
   close(): void {
-    this.held = [];
-    this.active = undefined;
     for (const call of this.running.values()) {
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
-      if (!call.started && call.recorded) {
-        // It never ran: a resend on the next connection must be free to run it.
-        call.recorded = false;
-        this.config.records!.release(this.conn.session!, call.id);
-      }
     }
     this.running.clear();
   }
@@ -593,15 +431,8 @@ export class Callee {
   // Replies
   // ---------------------------------------------------------------------------------------------
 
-  /** Keeps the frame of `reply` in the delivery record (once its Blob bytes, if any, are read). */
-  private record(call: Incoming, reply: Reply): void {
-    const records = this.config.records!;
-    const session = this.conn.session!;
-    const save = (json: string, blobs: readonly Uint8Array[]) =>
-      records.save(session, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
-    if (!reply.ready) save(reply.json, reply.blobs);
-    else reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
-  }
+  /** Keeps the reply of a recorded call (server-callee.ts). */
+  protected record(_call: Incoming, _reply: Reply): void {}
 
   /** The encoder's hook for a result: objects and functions it hands out go by reference. */
   private refer(value: object, exported: number[]): WireRecord | undefined {
@@ -623,7 +454,7 @@ export class Callee {
   }
 }
 
-function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: boolean): Cursor {
+function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {
   return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
 }
 
@@ -646,10 +477,5 @@ function refusedCall(id: number, error: RpcError): Incoming {
     settled: true,
     recorded: false,
     keep: false,
-    gate: undefined,
   };
-}
-
-function isId(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
 }

@@ -26,8 +26,7 @@ import { CallFlags, FrameKind, RefRecord, type WireRecord } from "./envelopes.js
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { type Base, OutgoingCall } from "./outgoing-call.js";
-import { isNameAllowed, isPlainData, notFound, readDataProperty } from "./access.js";
-import { type CallMaker, type CallOptions, proxyInfo, readFrom, type StubHolder, stubEnded } from "./proxy.js";
+import { type CallMaker, type CallOptions, followData, proxyInfo, readFrom, type StubHolder, stubEnded, stubHolder } from "./proxy.js";
 import type { ExportTable } from "./references.js";
 import { RpcTarget } from "./rpc-target.js";
 
@@ -524,10 +523,6 @@ export class Caller implements CallMaker {
     this.queue = [];
   }
 
-  get queuedCount(): number {
-    return this.queue.length;
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Timeouts
   // ---------------------------------------------------------------------------------------------
@@ -609,15 +604,8 @@ function lostReference(label: string): RpcError {
  * an own data property (the same rule the receiver applies).
  */
 function locate(value: unknown, path: readonly string[], label: string): { stub: object; index: number } | undefined {
-  let v = value;
-  for (let i = 0; ; i++) {
-    if (proxyInfo(v)?.kind === "stub") return { stub: v as object, index: i };
-    if (i === path.length) return undefined;
-    if (typeof v !== "object" || v === null || !isPlainData(v) || !isNameAllowed(path[i]!)) throw notFound(path[i]!, label);
-    const found = readDataProperty(v, path[i]!);
-    if (!found) throw notFound(path[i]!, label);
-    v = found.value;
-  }
+  const at = followData(value, path, 0, label);
+  return stubHolder(at.value) ? { stub: at.value as object, index: at.index } : undefined;
 }
 
 /**

@@ -12,20 +12,19 @@
  *
  * A call step applies a function to its arguments only after the function's argument schema
  * (`rpcMethod`) accepted them; the function gets the schema's output. What it returns passes its
- * result schema, if it has one, before anything reads it (schema-check.ts).
+ * result schema, if it has one, before anything reads it (method-checks.ts).
  *
  * Internal module.
  */
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
-import { buildTable, type DecodeContext, readArgs, validateTable } from "./codec.js";
+import { buildTable, type DecodeContext, readArgs, tooManyArgs, validateTable } from "./codec.js";
 import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
-import { methodSpec, type ResolvedMethodSpec } from "./rpc-method.js";
+import { isOwnError, refuse } from "./refusals.js";
+import { methodSpec } from "./rpc-method.js";
 import { RpcTarget } from "./rpc-target.js";
-import { type Checked, describeIssues, invalidArguments, runSchema } from "./schema-check.js";
-import type { StandardSchemaV1 } from "./standard-schema.js";
 
 /** A parsed step: a property name, or a call whose arguments are decoded (or still a table). */
 export type Step = string | CallStep;
@@ -114,30 +113,6 @@ export function buildArgs(steps: Step[], ctx: DecodeContext): void {
   }
 }
 
-function tooManyArgs(count: number, limits: RpcLimits): RpcError {
-  return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
-}
-
-/** Errors the dispatcher raises itself (sent as `Failed` with their code, not as thrown values). */
-const ownErrors = new WeakSet<object>();
-
-/** Throws `error` marked as dorpc's own refusal. */
-export function refuse(error: RpcError): never {
-  ownErrors.add(error);
-  throw error;
-}
-
-/** Marks `error` as dorpc's own refusal (it crosses as `Failed`) and returns it. */
-export function ownError(error: RpcError): RpcError {
-  ownErrors.add(error);
-  return error;
-}
-
-/** True for an error `refuse` threw (it crosses as `Failed`, not as a thrown value). */
-export function isOwnError(error: unknown): error is RpcError {
-  return typeof error === "object" && error !== null && ownErrors.has(error);
-}
-
 /** Where a chain is while it runs. */
 export interface Cursor {
   /** The value the last step produced (at the start: where the chain starts). */
@@ -149,8 +124,8 @@ export interface Cursor {
   rule: RootRule | "value";
   /** The member name that resolved `method` (for messages). */
   name: string | undefined;
-  /** `requireSchemas`: a function without an argument schema is not called. */
-  requireSchemas: boolean;
+  /** `requireSchemas`: a function without an argument schema is not called; this is the refusal. */
+  requireSchemas: ((name: string | undefined) => RpcError) | undefined;
 }
 
 /** What a running chain needs to know about its end. */
@@ -182,13 +157,30 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
         const fn = callable(cursor, i, env);
         const spec = methodSpec(fn);
         if (!step.checked) {
-          const pending = checkArgs(cursor, step, spec, env);
-          // An async schema: the same step runs again once the arguments are checked.
-          if (pending) return pending.then(() => runSteps(cursor, steps, i, env, enter, leave));
+          if (spec?.args) {
+            // The function gets the schema's output (method-checks.ts, installed by rpcMethod).
+            const args = spec.checkArgs(spec.args, step.args!, cursor.name, env.label);
+            if (args instanceof Promise) {
+              // An async schema: the same step runs again once the arguments are checked.
+              return args.then((checked) => {
+                step.args = checked;
+                step.checked = true;
+                return runSteps(cursor, steps, i, env, enter, leave);
+              });
+            }
+            step.args = args;
+          } else if (cursor.requireSchemas) refuse(cursor.requireSchemas(cursor.name));
+          step.checked = true;
         }
         cursor.method = undefined;
         produced = fn.apply(cursor.receiver, step.args!);
-        if (spec?.result) produced = checkResult(produced, spec.result, what(cursor, env));
+        if (spec?.result) {
+          const { result, checkResult } = spec;
+          const { name } = cursor;
+          produced = isAsync(produced)
+            ? Promise.resolve(produced).then((value) => checkResult(value, result, name, env.label))
+            : checkResult(produced, result, name, env.label);
+        }
       }
     } finally {
       leave();
@@ -230,115 +222,40 @@ function callable(cursor: Cursor, i: number, env: ChainEnv): Member["fn"] {
   return refuse(new RpcError("NOT_CALLABLE", `Step ${i} calls something that is not a reachable method on ${env.label}.`));
 }
 
-/** How a message names the function a call step applies. */
-function what(cursor: Cursor, env: ChainEnv): string {
-  return cursor.name === undefined ? `a function ${env.label} handed out` : `"${cursor.name.slice(0, 100)}" on ${env.label}`;
-}
-
-/**
- * Runs the argument schema of the function `step` applies and puts its output in `step.args`.
- * Refuses (the function never runs) when the arguments fail it, or when `requireSchemas` is on
- * and there is none. Returns a promise only for an async schema.
- */
-function checkArgs(cursor: Cursor, step: CallStep, spec: ResolvedMethodSpec | undefined, env: ChainEnv): Promise<void> | undefined {
-  const schema = spec?.args;
-  if (!schema) {
-    if (cursor.requireSchemas) {
-      refuse(
-        new RpcError(
-          "NOT_CALLABLE",
-          `${capitalise(what(cursor, env))} has no argument schema, and ${env.label} is served with requireSchemas: declare it with rpcMethod(schema, fn).`,
-        ),
-      );
-    }
-    step.checked = true;
-    return undefined;
-  }
-  const apply = (checked: Checked): void => {
-    if (!checked.ok) refuse(invalidArguments(what(cursor, env), checked));
-    if (!Array.isArray(checked.value)) {
-      refuse(
-        new RpcError(
-          "BAD_OPTION",
-          `The argument schema of ${what(cursor, env)} produced something other than an argument list; an args schema describes the list (a tuple).`,
-        ),
-      );
-    }
-    step.args = checked.value;
-    step.checked = true;
-  };
-  const checked = runSchema(schema, step.args);
-  if (checked instanceof Promise) return checked.then(apply);
-  apply(checked);
-  return undefined;
-}
-
-/**
- * Runs a result schema on what a method produced (once it settles); what it outputs is the
- * result. A result that fails is withheld: the caller gets `INVALID_RESULT` without the issues
- * (they describe the server's data), which are logged here for the developer instead.
- */
-function checkResult(produced: unknown, schema: StandardSchemaV1, name: string): unknown {
-  const check = (value: unknown): unknown => {
-    const apply = (checked: Checked): unknown => {
-      if (checked.ok) return checked.value;
-      console.warn(`dorpc: the result of ${name} failed its result schema: ${describeIssues(checked.issues, checked.total, "result")}`);
-      return refuse(
-        new RpcError(
-          "INVALID_RESULT",
-          `The result of ${name} does not match its result schema, so it was not sent (the method ran; the server log has the ${checked.total === 1 ? "issue" : `${checked.total} issues`}).`,
-        ),
-      );
-    };
-    const checked = runSchema(schema, value);
-    return checked instanceof Promise ? checked.then(apply) : apply(checked);
-  };
-  return isAsync(produced) ? Promise.resolve(produced).then(check) : check(produced);
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
 /** Access rules 2 and 3 for one property step. */
 function readStep(cursor: Cursor, name: string, env: ChainEnv): unknown {
   const { label, policy } = env;
   if (cursor.method) refuse(notFound(name, label)); // a property of a method: never reachable
   const holder = cursor.value;
   if (policy.trusted) {
-    const found = policy.readTrusted(holder, name);
+    const found = policy.readTrusted!(holder, name);
     if (!found) refuse(notFound(name, label));
-    if (typeof found.value === "function") {
-      cursor.method = found.value as Member["fn"];
-      cursor.receiver = holder as object;
-      cursor.name = name;
-      return METHOD;
-    }
-    return found.value;
+    return typeof found.value === "function" ? method(cursor, found.value as Member["fn"], holder as object, name) : found.value;
   }
   if (cursor.rule === "expose" && typeof holder === "object" && holder !== null && isPlainData(holder)) {
     // A client's exposed plain object: its own function-valued properties are its methods.
     const desc = Object.getOwnPropertyDescriptor(holder, name);
     if (!desc || typeof desc.value !== "function") refuse(notFound(name, label));
-    cursor.method = desc.value as Member["fn"];
-    cursor.receiver = holder;
-    cursor.name = name;
-    return METHOD;
+    return method(cursor, desc.value as Member["fn"], holder, name);
   }
   if (cursor.rule !== "value" || holder instanceof RpcTarget) {
     const owner = holder as object;
     const member = findMember(owner, name);
     // Always the root's name: naming inner classes would tell a prober what it reached.
     if (!member) refuse(notFound(name, label));
-    if (member.kind === "getter") return member.fn.call(owner);
-    cursor.method = member.fn;
-    cursor.receiver = owner;
-    cursor.name = name;
-    return METHOD;
+    return member.kind === "getter" ? member.fn.call(owner) : method(cursor, member.fn, owner, name);
   }
   if (typeof holder === "object" && holder !== null && isPlainData(holder) && !env.isPlatformState(holder)) {
     const found = readDataProperty(holder, name);
     if (found) return found.value;
   }
   return refuse(notFound(name, label));
+}
+
+/** The step resolved method `name` of `receiver`: held by the cursor for the call step after it. */
+function method(cursor: Cursor, fn: Member["fn"], receiver: object, name: string): typeof METHOD {
+  cursor.method = fn;
+  cursor.receiver = receiver;
+  cursor.name = name;
+  return METHOD;
 }

@@ -2,14 +2,14 @@
  * `createRpcClient`: the public face of a client session. Validates options, builds the session
  * (session.ts) and hands out the client proxy (proxy.ts).
  */
-import { AccessPolicy } from "./access.js";
+import { DEFAULT_POLICY } from "./access.js";
 import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import { type CallOptions, proxyInfo, rootProxy, settledValue, stubHolder, releaseHolder } from "./proxy.js";
 import { ClientSession, type ConnectionState, type HeartbeatOptions, type ReconnectOptions } from "./session.js";
 import type { TransportFactory } from "./transport.js";
-import { type EventInfo, type SubscribeOptions, type Subscription, sessionOf } from "./subscriptions.js";
+import { type EventInfo, type SubscribeOptions, type Subscription, subscriptionsOf } from "./subscriptions.js";
 import type { Arrived, RpcClient, TOPICS } from "./types.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
@@ -214,7 +214,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     heartbeat,
     highWaterMark,
     connectTimeout,
-    expose: { root: expose, rule: isPlain ? "expose" : "object", policy: new AccessPolicy(undefined, limits) },
+    expose: { root: expose, rule: isPlain ? "expose" : "object", policy: DEFAULT_POLICY },
     onError,
     exactlyOnce,
   });
@@ -336,5 +336,5 @@ export function subscribe<C extends object, K extends keyof ClientTopics<C> & st
   onEvent: (event: Arrived<ClientTopics<C>[K]>, info: EventInfo) => void,
   options?: SubscribeOptions,
 ): Subscription {
-  return sessionOf(client, getRpcSession).subscriptions.add(topic, onEvent as (event: unknown, info: EventInfo) => void, options);
+  return subscriptionsOf(client, getRpcSession).add(topic, onEvent as (event: unknown, info: EventInfo) => void, options);
 }

@@ -162,7 +162,7 @@ export function readArgs(step: readonly unknown[], ctx: DecodeContext, index: nu
   return args;
 }
 
-function tooManyArgs(count: number, limits: RpcLimits): RpcError {
+export function tooManyArgs(count: number, limits: RpcLimits): RpcError {
   return new RpcError("LIMIT", `Call has ${count} arguments, more than limits.maxArgs (${limits.maxArgs}).`);
 }
 

@@ -16,17 +16,18 @@
  *
  * Internal module.
  */
-import { Callee, type CalleeConfig } from "./callee.js";
+import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
-import { CloseCode, ExportKind, FrameKind, HEARTBEAT_PONG, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
+import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { makeStub } from "./proxy.js";
-import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
+import type { ServerCallee } from "./server-callee.js";
 
 /** What a connection needs of the thing carrying its frames. */
 export interface Link {
@@ -44,18 +45,20 @@ export interface ConnectionConfig {
   readonly caller: Caller | ((conn: Connection) => Caller);
   /** What this end hands out by reference (session-wide on a client; per connection on a server). */
   readonly exports: ExportTable;
-  readonly callee: CalleeConfig;
+  /** Makes the callee half (a `Callee` on a client, a `ServerCallee` on a Durable Object). */
+  readonly callee: (conn: Connection) => Callee;
   /** Answer heartbeat pings (a server whose runtime does not answer them itself). */
   readonly answerPings: boolean;
   /**
-   * A frame could not be read (malformed, too big, a kind this end does not take). Default:
-   * close with 1008 / 1009.
+   * A frame could not be read (malformed, too big, a kind this end does not take): the owner
+   * closes the link (1009 for a `LIMIT`, 1008 otherwise) and says why.
    */
-  onUnreadable?(error: RpcError): void;
-  /** Exports of this connection were lost before (the object was evicted): for error messages. */
-  /** Why references handed out on this connection do not outlive it (an HTTP batch's request). */
-  readonly referencesEnd?: string;
-  readonly lostBefore?: () => boolean;
+  onUnreadable(error: RpcError): void;
+  /**
+   * Why export `id` is not here, when this end can tell more than the default message (a Durable
+   * Object evicted since it handed it out, an HTTP batch whose references ended with its request).
+   */
+  readonly lostExport?: (id: number) => string | undefined;
   /** The client session this connection carries, if known when it is made (after eviction). */
   readonly session?: string;
   /**
@@ -90,12 +93,7 @@ export class Connection {
     this.exports = config.exports;
     this.imports = new ImportTable(config.limits.maxImports, (id, count) => this.release(id, count), this);
     this.caller = typeof config.caller === "function" ? config.caller(this) : config.caller;
-    this.callee = new Callee(this, config.callee);
-  }
-
-  /** True once the connection ended (`end`). */
-  get closed(): boolean {
-    return this.ended;
+    this.callee = config.callee(this);
   }
 
   /**
@@ -125,7 +123,7 @@ export class Connection {
         this.receiveReleases(body);
         return true;
       case FrameKind.Cancel:
-        if (!Array.isArray(body) || !body.every(isCallId)) return this.protocol("a cancel frame's body must be an array of call ids.");
+        if (!Array.isArray(body) || !body.every(isWireId)) return this.protocol("a cancel frame's body must be an array of call ids.");
         this.callee.cancel(body as number[]);
         return true;
       case FrameKind.Hello:
@@ -173,7 +171,7 @@ export class Connection {
     if (!Array.isArray(body)) return void this.protocol("a reply frame's body must be an array of replies.");
     let ctx: DecodeContext | undefined;
     for (const reply of body as unknown[]) {
-      if (!Array.isArray(reply) || !isCallId(reply[0])) continue;
+      if (!Array.isArray(reply) || !isWireId(reply[0])) continue;
       const call = this.caller.waiting(reply[0]);
       if (!call || call.sentOn !== this) continue; // timed out, cancelled, or never ours
       ctx ??= this.replyContext(blobs);
@@ -214,20 +212,8 @@ export class Connection {
     const ctx = decodeContext(blobs, this.config.limits);
     ctx.refs = {
       validate: (type, payload) => {
-        if (type === RefRecord.Export) {
-          if (
-            !Array.isArray(payload) ||
-            payload.length !== 2 ||
-            !isCallId(payload[0]) ||
-            (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
-          ) {
-            throw new RpcError("DECODE", "An export record must be [exportId, kind].");
-          }
-        } else if (type === RefRecord.Return) {
-          if (!isCallId(payload)) throw new RpcError("DECODE", "A return record must carry an export id.");
-        } else {
-          throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
-        }
+        if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
+        checkReference(type, payload);
       },
       build: (type, payload) => {
         if (type === RefRecord.Export) {
@@ -251,7 +237,7 @@ export class Connection {
   private receiveReleases(body: unknown): void {
     if (!Array.isArray(body)) return void this.protocol("a release frame's body must be an array of [exportId, count].");
     for (const pair of body as unknown[]) {
-      if (!Array.isArray(pair) || !isCallId(pair[0]) || !isCallId(pair[1])) {
+      if (!Array.isArray(pair) || !isWireId(pair[0]) || !isWireId(pair[1])) {
         return void this.protocol("a release frame's body must be an array of [exportId, count].");
       }
       this.exports.release(pair[0], pair[1]);
@@ -263,7 +249,7 @@ export class Connection {
    * `PROTOCOL` failure; a frame with none is closed with 1008.
    */
   private refuseKind(kind: number, body: unknown): void {
-    const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isCallId(e[0])).map((e) => e[0]) : [];
+    const ids = Array.isArray(body) ? body.filter((e): e is [number] => Array.isArray(e) && isWireId(e[0])).map((e) => e[0]) : [];
     if (ids.length === 0) {
       this.unreadable(new RpcError("PROTOCOL", `dorpc: unknown frame kind ${kind}.`));
       return;
@@ -282,8 +268,7 @@ export class Connection {
   }
 
   private unreadable(error: RpcError): void {
-    if (this.config.onUnreadable) this.config.onUnreadable(error);
-    else this.link.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(error.message));
+    this.config.onUnreadable(error);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -320,30 +305,15 @@ export class Connection {
 
   /** The error for a call on export `id` that this connection does not (or no longer) hold. */
   lostExport(id: number): RpcError {
-    if (this.config.referencesEnd) return new RpcError("REFERENCE_LOST", `No reference ${id} here: ${this.config.referencesEnd}`);
-    const evicted = this.config.lostBefore?.();
     return new RpcError(
       "REFERENCE_LOST",
-      evicted
-        ? `Reference ${id} is gone: ${this.config.callee.label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
-        : `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
+      this.config.lostExport?.(id) ??
+        `No reference ${id} on this connection: it was released, never handed out, or lost when the object was evicted.`,
     );
   }
 
-  /**
-   * Sends a frame stored earlier (a recorded reply, a stored event) after everything queued: a
-   * text frame joins the outbox, a binary one goes whole once the outbox is flushed.
-   */
-  sendStored(frame: WireFrame): void {
-    if (typeof frame === "string") {
-      this.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
-      return;
-    }
-    this.outbox.flush();
-    this.trySend(frame);
-  }
-
-  private trySend(frame: WireFrame): void {
+  /** Sends a whole frame now, past the outbox (a heartbeat answer, a stored binary reply). */
+  trySend(frame: WireFrame): void {
     try {
       this.link.send(frame);
     } catch {
@@ -351,8 +321,8 @@ export class Connection {
     }
   }
 
-  /** Resolves once every call received here has answered and the answers have been sent. */
-  async whenIdle(): Promise<void> {
+  /** Resolves once every call received here has answered and the answers have been sent (an HTTP batch). */
+  async whenIdle(this: ServerConnection): Promise<void> {
     await this.callee.whenIdle();
     await this.outbox.drain();
   }
@@ -376,21 +346,11 @@ export class Connection {
   }
 }
 
-/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
-export function closeReason(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= 123) return text;
-  let cut = 120;
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
-}
+/** A Durable Object's connection (dispatcher.ts): its callee is a `ServerCallee`. */
+export type ServerConnection = Connection & { readonly callee: ServerCallee };
 
 /** A client session id: 16–64 characters of base64url. */
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
-
-function isCallId(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-}
 
 function isCallIdOrZero(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;

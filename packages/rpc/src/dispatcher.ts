@@ -6,20 +6,21 @@
  *
  * Internal module.
  */
-import { AccessPolicy, type AccessOptions } from "./access.js";
+import type { AccessPolicy } from "./access.js";
+import { type AccessOptions, accessPolicy } from "./access-options.js";
 import { Caller } from "./caller.js";
-import { closeReason, Connection } from "./connection.js";
+import { Connection, type ServerConnection } from "./connection.js";
+import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
-import type { Records } from "./callee.js";
+import { type Records, ServerCallee } from "./server-callee.js";
 import { type DeliveryOptions, type ResolvedDelivery, resolveDelivery } from "./delivery-options.js";
 import { platformIdentities } from "./platform-state.js";
 import { checkSchemas } from "./require-schemas.js";
 import { ExportTable } from "./references.js";
+import { describeFunction } from "./schema-check.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
-
-export { closeReason };
 
 /** Options of the server side. Validated once per options object. */
 export interface RpcServerOptions {
@@ -146,7 +147,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
     sequential: ordering === "sequential",
     exposeErrorStack: options?.exposeErrorStack === true,
     limits,
-    policy: new AccessPolicy(options?.access, limits),
+    policy: accessPolicy(options?.access),
     prefix,
   });
   resolved.set(key, out);
@@ -168,7 +169,7 @@ export interface ReplyChannel {
   close(code?: number, reason?: string): void;
 }
 
-const connections = new WeakMap<ReplyChannel, Connection>();
+const connections = new WeakMap<ReplyChannel, ServerConnection>();
 
 /** Hooks the workerd glue adds to a channel's connection. */
 export interface ChannelHooks {
@@ -196,7 +197,7 @@ export function connectionFor(
   target: object,
   options: ResolvedServerOptions,
   hooksOf?: (channel: ReplyChannel) => ChannelHooks,
-): Connection {
+): ServerConnection {
   let conn = connections.get(channel);
   if (conn) return conn;
   const hooks = hooksOf?.(channel);
@@ -226,33 +227,40 @@ export function connectionFor(
       caller.attach(c);
       return caller;
     },
-    callee: {
-      root: target,
-      rootRule: "object",
-      label,
-      policy: options.policy,
-      limits,
-      sequential: options.sequential,
-      exposeErrorStack: options.exposeErrorStack,
-      system: hooks?.system,
-      records: hooks?.records,
-      forbidden: options.policy.trusted ? undefined : platformIdentities(target),
-      requireSchemas: options.requireSchemas,
-      isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
-      onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
-    },
+    callee: (c) =>
+      new ServerCallee(c, {
+        root: target,
+        rootRule: "object",
+        label,
+        policy: options.policy,
+        limits,
+        sequential: options.sequential,
+        exposeErrorStack: options.exposeErrorStack,
+        system: hooks?.system,
+        records: hooks?.records,
+        forbidden: options.policy.trusted ? undefined : platformIdentities(target),
+        requireSchemas: options.requireSchemas ? (name) => unschematised(name, label) : undefined,
+        isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
+        onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
+      }),
     answerPings: true,
-    lostBefore: hooks?.lostBefore,
-    referencesEnd: hooks?.referencesEnd,
+    onUnreadable: (error) =>
+      channel.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, closeReason(error.message)),
+    lostExport: (id) =>
+      hooks?.referencesEnd
+        ? `No reference ${id} here: ${hooks.referencesEnd}`
+        : hooks?.lostBefore?.()
+          ? `Reference ${id} is gone: ${label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
+          : undefined,
     session: hooks?.session,
     onHello: hooks?.onHello,
-  });
+  }) as ServerConnection; // its callee is the ServerCallee made above
   connections.set(channel, conn);
   return conn;
 }
 
 /** The connection of `channel`, if it has one. */
-export function existingConnection(channel: ReplyChannel): Connection | undefined {
+export function existingConnection(channel: ReplyChannel): ServerConnection | undefined {
   return connections.get(channel);
 }
 
@@ -287,6 +295,15 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
   conn.exports.peerLost();
 }
 
+/** `requireSchemas`: the refusal of a call to a function without an argument schema. */
+function unschematised(name: string | undefined, label: string): RpcError {
+  const what = describeFunction(name, label);
+  return new RpcError(
+    "NOT_CALLABLE",
+    `${what.charAt(0).toUpperCase()}${what.slice(1)} has no argument schema, and ${label} is served with requireSchemas: declare it with rpcMethod(schema, fn).`,
+  );
+}
+
 function labelOf(target: object): string {
   const name = (target as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === "string" && name ? name : "the Durable Object";
@@ -294,4 +311,13 @@ function labelOf(target: object): string {
 
 function describe(error: unknown): string {
   return String((error as Error)?.message ?? error).slice(0, 300);
+}
+
+/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= 123) return text;
+  let cut = 120;
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
 }

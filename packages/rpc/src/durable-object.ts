@@ -10,7 +10,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
-import { currentCall } from "./callee.js";
+import { currentCall } from "./current-call.js";
 import {
   type ChannelHooks,
   channelClosed,

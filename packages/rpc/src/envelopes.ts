@@ -196,6 +196,11 @@ export type RefRecord = (typeof RefRecord)[keyof typeof RefRecord];
 /** `kind` of an EXPORT record. */
 export const ExportKind = { Function: 0, Object: 1 } as const;
 
+/** A call or export id as the wire carries it: a positive safe integer. */
+export function isWireId(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
 /** A record: `[type, payload]`. See codec.ts for the types and their payloads. */
 export type WireRecord = [type: number, payload?: unknown];
 export type RecordTable = WireRecord[];

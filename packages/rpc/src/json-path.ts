@@ -279,7 +279,7 @@ function objectValues(value: object): unknown[] {
   return Object.values(value);
 }
 
-function tooDeep(limits: RpcLimits): RpcError {
+export function tooDeep(limits: RpcLimits): RpcError {
   return new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
 }
 

@@ -44,11 +44,6 @@ export class Outbox {
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
 
-  /** True when nothing is waiting to be sent. */
-  get empty(): boolean {
-    return this.parts.length === 0;
-  }
-
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
     return this.parts.length === 0 && this.holds === 0 && this.waiting === undefined;

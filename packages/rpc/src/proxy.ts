@@ -218,22 +218,28 @@ function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unk
 
 /** Reads `path[i…]` from a value that already arrived. */
 export function readFrom(maker: CallMaker, value: unknown, path: readonly string[], i: number, options?: CallOptions): unknown {
-  for (; i < path.length; i++) {
-    const holder = stubHolder(value);
-    if (holder) {
-      const call = maker.call({ kind: "stub", stub: value as object }, path.slice(i), undefined, options);
-      call.observed = true;
-      return call.promise;
-    }
-    // The receiver's rules, applied here so a path reads the same locally as remotely: rule 1
-    // names (`constructor`, `name`, …) are never read, and only own data of plain data is.
-    if (typeof value !== "object" || value === null || !isPlainData(value) || !isNameAllowed(path[i]!))
-      throw notFound(path[i]!, maker.label);
-    const found = readDataProperty(value, path[i]!);
-    if (!found) throw notFound(path[i]!, maker.label);
+  const at = followData(value, path, i, maker.label);
+  if (at.index === path.length) return at.value;
+  // The rest of the path is on a stub: read it there.
+  const call = maker.call({ kind: "stub", stub: at.value as object }, path.slice(at.index), undefined, options);
+  call.observed = true;
+  return call.promise;
+}
+
+/**
+ * Follows `path[i…]` through plain data that already arrived, as far as it goes: to its end, or
+ * to a stub (`index`: the step after it). The receiver's rules, applied here so a path reads the
+ * same locally as remotely: rule 1 names (`constructor`, `name`, …) are never read, and only own
+ * data of plain data is; anything else is `NOT_FOUND` naming `label`.
+ */
+export function followData(value: unknown, path: readonly string[], i: number, label: string): { value: unknown; index: number } {
+  for (; i < path.length && !stubHolder(value); i++) {
+    const name = path[i]!;
+    const found = typeof value === "object" && value !== null && isPlainData(value) && isNameAllowed(name) && readDataProperty(value, name);
+    if (!found) throw notFound(name, label);
     value = found.value;
   }
-  return value;
+  return { value, index: i };
 }
 
 /** `[Symbol.dispose]` of a call handle: disposes the stubs of its result, now or when it arrives. */

@@ -10,7 +10,7 @@
  *
  * Internal module (workerd only).
  */
-import { currentCall } from "./callee.js";
+import { currentCall } from "./current-call.js";
 import { type EncodeContext, writeArgs } from "./codec.js";
 import { platformIdentities } from "./platform-state.js";
 import { type ChannelHooks, connectionFor, existingConnection, type ReplyChannel, type ResolvedServerOptions } from "./dispatcher.js";

@@ -18,7 +18,7 @@
  *
  * Internal module.
  */
-import { ExportKind } from "./envelopes.js";
+import { ExportKind, isWireId, RefRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
 export interface ExportEntry {
@@ -184,5 +184,24 @@ export class ImportTable {
   lost(why: ImportEnd): void {
     for (const entry of this.byId.values()) entry.ended = why;
     this.byId.clear();
+  }
+}
+
+/**
+ * Checks an EXPORT record's payload (`[exportId, kind]`) or a RETURN record's (`exportId`) while
+ * a table is validated, before anything is built. Throws `DECODE`.
+ */
+export function checkReference(type: number, payload: unknown): void {
+  if (type === RefRecord.Export) {
+    if (
+      !Array.isArray(payload) ||
+      payload.length !== 2 ||
+      !isWireId(payload[0]) ||
+      (payload[1] !== ExportKind.Function && payload[1] !== ExportKind.Object)
+    ) {
+      throw new RpcError("DECODE", "An export record must be [exportId, kind].");
+    }
+  } else if (!isWireId(payload)) {
+    throw new RpcError("DECODE", "A return record must carry an export id.");
   }
 }

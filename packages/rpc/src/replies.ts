@@ -1,5 +1,5 @@
 /**
- * Reply envelopes: how a call's outcome is written (and, for the delivery record, read back).
+ * Reply envelopes: how a call's outcome is written, and how a `Failed` one is read back.
  *
  *  - A result goes in the cheapest form that keeps it whole (`writeValue`: JSON, records or
  *    bytes; the reply status is the value tag). Objects and functions it hands out travel by
@@ -13,11 +13,10 @@
  *
  * Internal module.
  */
-import { isOwnError, ownError } from "./chain.js";
-import { decodeContext, type EncodeContext, fromRecords, readValue, resolveBlobs, writeThrown, writeValue } from "./codec.js";
+import { isOwnError } from "./refusals.js";
+import { type EncodeContext, resolveBlobs, writeThrown, writeValue } from "./codec.js";
 import { ReplyStatus, type WireRecord } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
-import { readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { issuesFromWire } from "./schema-check.js";
 
@@ -124,29 +123,6 @@ export function asRpcError(error: unknown, fallback: RpcError["code"] = "INTERNA
 
 /** A result's reference record, or what the connection refuses (typed for `writeReply`'s `refer`). */
 export type Refer = (value: object) => WireRecord | undefined;
-
-/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
-export function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
-  try {
-    const parsed = readFrame(frame, limits);
-    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
-    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
-    const ctx = decodeContext(parsed.blobs, limits);
-    if (reply.length === 1) return { ok: true, value: undefined };
-    switch (reply[1]) {
-      case ReplyStatus.OkJson:
-      case ReplyStatus.OkRecords:
-      case ReplyStatus.OkBytes:
-        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
-      case ReplyStatus.Threw:
-        return { ok: false, error: fromRecords(reply[2], ctx) };
-      default:
-        return { ok: false, error: ownError(failure(reply[2], reply[3], reply[4], undefined)) };
-    }
-  } catch (error) {
-    return { ok: false, error: ownError(asRpcError(error)) };
-  }
-}
 
 /**
  * The `RpcError` of a `Failed` reply `[id, 3, code, message, extra?]`: `extra` is the issues of an

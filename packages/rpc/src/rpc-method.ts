@@ -20,6 +20,7 @@
  * here (standard-schema.ts).
  */
 import { RpcError } from "./errors.js";
+import { checkArgs, checkResult } from "./method-checks.js";
 import { isStandardSchema, type StandardSchemaV1 } from "./standard-schema.js";
 
 /** A Standard Schema whose output is an argument list. */
@@ -47,12 +48,17 @@ export interface MethodSpec<
   record?: boolean;
 }
 
-/** A spec after checking. */
+/**
+ * A spec after checking. It carries the code that runs its schemas (method-checks.ts), so the
+ * callee runs them without importing it: a bundle that declares no method does not carry it.
+ */
 export interface ResolvedMethodSpec {
   readonly args: ArgsSchema | undefined;
   readonly result: StandardSchemaV1 | undefined;
   readonly readOnly: boolean;
   readonly record: boolean;
+  readonly checkArgs: typeof checkArgs;
+  readonly checkResult: typeof checkResult;
 }
 
 /** The argument list a schema outputs: what the method receives. */
@@ -113,7 +119,7 @@ export function rpcMethod(specOrSchema: ArgsSchema | MethodSpec, fn: (...args: n
 }
 
 function resolveSpec(given: ArgsSchema | MethodSpec): ResolvedMethodSpec {
-  if (isStandardSchema(given)) return { args: given, result: undefined, readOnly: false, record: true };
+  if (isStandardSchema(given)) return { args: given, result: undefined, readOnly: false, record: true, checkArgs, checkResult };
   if (typeof given !== "object" || given === null) {
     throw new RpcError(
       "BAD_OPTION",
@@ -132,5 +138,5 @@ function resolveSpec(given: ArgsSchema | MethodSpec): ResolvedMethodSpec {
     throw new RpcError("BAD_OPTION", "rpcMethod result must be a Standard Schema (version 1).");
   if (typeof readOnly !== "boolean" || typeof record !== "boolean")
     throw new RpcError("BAD_OPTION", "rpcMethod readOnly and record must be booleans.");
-  return { args, result, readOnly, record };
+  return { args, result, readOnly, record, checkArgs, checkResult };
 }

@@ -10,6 +10,7 @@
  * Internal module.
  */
 import { RpcError, type RpcIssue } from "./errors.js";
+import { segmentText } from "./paths.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
 
 /** At most this many issues are kept (and sent): enough to fix a call, not a way to amplify one. */
@@ -99,16 +100,10 @@ function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
 /** `arguments[0].name`, `arguments[1]["a b"]`: where in the argument list an issue is. */
 export function renderPath(path: readonly (string | number)[], root = "arguments"): string {
   let out = root;
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else if (IDENTIFIER.test(key)) out += `.${key}`;
-    else out += `[${JSON.stringify(key)}]`;
-  }
+  for (const key of path) out += segmentText(key);
   return out;
 }
 
@@ -119,6 +114,11 @@ export function describeIssues(issues: readonly RpcIssue[], total: number, root 
     .map((issue) => `${renderPath(issue.path, root)}: ${cut(issue.message, MESSAGE_PER_ISSUE)}`);
   const more = total - shown.length;
   return shown.join("; ") + (more > 0 ? ` (and ${more} more)` : "");
+}
+
+/** How a message names the function a call step applies: a method by name, or a handed-out function. */
+export function describeFunction(name: string | undefined, label: string): string {
+  return name === undefined ? `a function ${label} handed out` : `"${name.slice(0, 100)}" on ${label}`;
 }
 
 /** `INVALID_ARGUMENT` for a call of `what` (`"increment" on Counter`), carrying the issues. */

@@ -47,7 +47,7 @@ export type { StandardSchemaV1 } from "./standard-schema.js";
 
 /** Server options and the access policy's option type. */
 export type { RpcServerOptions } from "./dispatcher.js";
-export type { AccessOptions } from "./access.js";
+export type { AccessOptions } from "./access-options.js";
 
 /** A client's function or object the object received by reference (a callback). */
 export type { RpcStub } from "./types.js";

@@ -16,6 +16,7 @@
  *
  * Internal module.
  */
+import { Callee } from "./callee.js";
 import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
@@ -26,7 +27,6 @@ import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
-import { Subscriptions } from "./subscriptions.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 export type { CallOptions } from "./proxy.js";
@@ -119,8 +119,12 @@ export class ClientSession implements TransportHandler {
   private refused: RpcError | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
   private everOpened = false;
-  /** Topics this client subscribes to; resubscribed on every open connection. */
-  readonly subscriptions: Subscriptions;
+  /**
+   * What the object's system calls reach on this client: the subscriptions' event sink, set by
+   * the first `subscribe()` (subscriptions.ts), so a client that never subscribes does not carry
+   * that code. Read when a system call runs, so it serves connections already open too.
+   */
+  system: object | undefined;
   /** Names this session to the object (Hello frame): the key of its calls' delivery record. */
   readonly sessionId = newSessionId();
   /** Calls of a lost connection wait to be resent on the next one. */
@@ -156,7 +160,6 @@ export class ClientSession implements TransportHandler {
         return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${this.attempt} reconnect attempt(s) have not succeeded yet.`;
       },
     });
-    this.subscriptions = new Subscriptions(this);
   }
 
   /** Reports a failure nobody else will see (the client's `onError`). */
@@ -241,6 +244,7 @@ export class ClientSession implements TransportHandler {
     const transport = this.options.transport(this);
     this.transport = transport;
     const { expose } = this.options;
+    const session = this;
     const conn = new Connection(
       {
         send: (frame) => transport.send(frame),
@@ -252,18 +256,20 @@ export class ClientSession implements TransportHandler {
         caller: this.caller,
         exports: this.exports,
         answerPings: false,
-        callee: {
-          system: this.subscriptions.system,
-          root: expose.root,
-          rootRule: expose.rule,
-          label: "this client",
-          policy: expose.policy,
-          limits: this.options.limits,
-          sequential: false,
-          exposeErrorStack: false,
-          isPlatformState: () => false,
-          onNotificationError: (error) => this.options.onError(error, "a push from the object"),
-        },
+        callee: (c) =>
+          new Callee(c, {
+            get system() {
+              return session.system;
+            },
+            root: expose.root,
+            rootRule: expose.rule,
+            label: "this client",
+            policy: expose.policy,
+            limits: this.options.limits,
+            exposeErrorStack: false,
+            isPlatformState: () => false,
+            onNotificationError: (error) => this.options.onError(error, "a push from the object"),
+          }),
         onUnreadable: (error) => {
           // The object sent something unreadable: this connection cannot be trusted any more.
           this.refused = error;

@@ -74,6 +74,7 @@ export class Subscriptions {
   };
 
   constructor(private readonly session: ClientSession) {
+    session.system = this.system;
     session.onStateChange((state) => {
       if (state === "open") for (const sub of this.subs.values()) this.send(sub);
     });
@@ -204,8 +205,16 @@ export class Subscriptions {
   }
 }
 
-/** The session behind a client, for `subscribe`. */
-export function sessionOf(client: unknown, get: (client: object) => ClientSession): ClientSession {
+const managers = new WeakMap<ClientSession, Subscriptions>();
+
+/** The subscriptions of the session behind a client, made (and installed) on first use. */
+export function subscriptionsOf(client: unknown, get: (client: object) => ClientSession): Subscriptions {
   if (proxyInfo(client)?.kind !== "root") throw new RpcError("BAD_OPTION", "subscribe needs a client made by createRpcClient.");
-  return get(client as object);
+  const session = get(client as object);
+  let subscriptions = managers.get(session);
+  if (!subscriptions) {
+    subscriptions = new Subscriptions(session);
+    managers.set(session, subscriptions);
+  }
+  return subscriptions;
 }

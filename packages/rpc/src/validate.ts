@@ -10,7 +10,7 @@
 import type { DecodeContext } from "./decoder.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { protoKey, tooManyNodes } from "./json-path.js";
+import { protoKey, tooDeep, tooManyNodes } from "./json-path.js";
 import type { RpcLimits } from "./limits.js";
 import { Ext, isReferenceType, NEG_ZERO, T, VIEW_TYPES } from "./records.js";
 
@@ -362,8 +362,4 @@ function checkShape(table: RecordTable, limits: RpcLimits): void {
     }
     if (path.length) size[path[path.length - 1]!]! += size[node]!;
   }
-}
-
-function tooDeep(limits: RpcLimits): RpcError {
-  return new RpcError("LIMIT", `Value is nested deeper than limits.maxDepth (${limits.maxDepth}).`);
 }

@@ -1,0 +1,285 @@
+/**
+ * The callee as a Durable Object runs it: the shared callee (callee.ts) plus what only the object
+ * side needs, so a client bundle does not carry it:
+ *  - the delivery record (exactly-once): a call is checked against it before it runs (run,
+ *    answer from the record, wait for the same call still running from an earlier connection, or
+ *    refuse), and its reply is kept in it;
+ *  - sequential ordering (`ordering: "sequential"`): a call that awaits holds back the calls
+ *    after it until it settles or is cancelled;
+ *  - `whenIdle`, for an HTTP batch that answers once every call of its request has;
+ *  - the call whose synchronous part is running, for `rpcCaller()` (current-call.ts).
+ *
+ * Internal module.
+ */
+import { memberFunction } from "./access.js";
+import { Callee, type CalleeConfig, type Incoming } from "./callee.js";
+import { decodeContext, fromRecords, readValue } from "./codec.js";
+import type { Connection } from "./connection.js";
+import { type RunningCall, swapCurrent } from "./current-call.js";
+import type { Decision } from "./delivery.js";
+import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import { readFrame, type WireFrame, writeFrame } from "./frame.js";
+import type { RpcLimits } from "./limits.js";
+import { asRpcError, failure, type Outcome, type Reply } from "./replies.js";
+import { ownError } from "./refusals.js";
+import { methodSpec } from "./rpc-method.js";
+
+/** What the callee needs of the delivery record (delivery.ts). */
+export interface Records {
+  decide(session: string, id: number, flags: number, recorded: boolean, expiredSession: boolean): Decision;
+  started(session: string, id: number): void;
+  save(session: string, id: number, frame: WireFrame, keep: boolean): void;
+  release(session: string, id: number): void;
+}
+
+/** How a Durable Object serves calls, besides what every callee needs. */
+export interface ServerCalleeConfig extends CalleeConfig {
+  /** Calls from one connection run one after another, even across `await`s. */
+  readonly sequential: boolean;
+  /** The object's delivery record (exactly-once), when it keeps one. */
+  readonly records?: Records;
+}
+
+export class ServerCallee extends Callee {
+  /** Sequential ordering: the call that is awaiting, and the ones held behind it. */
+  private active: Incoming | undefined;
+  private held: Incoming[] = [];
+  /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
+  private gates: Map<Incoming, Promise<void>> | undefined;
+  private idleWaiters: (() => void)[] | undefined;
+  /** The call `enter` makes current (set just before its steps run), and the one it replaced. */
+  private entered: RunningCall | undefined;
+  private outer: RunningCall | undefined;
+  protected override enter = () => {
+    this.outer = swapCurrent(this.entered);
+  };
+  protected override leave = () => {
+    swapCurrent(this.outer);
+  };
+
+  constructor(
+    conn: Connection,
+    private readonly server: ServerCalleeConfig,
+  ) {
+    super(conn, server);
+  }
+
+  /** Resolves once no call with an id is running or waiting (an HTTP batch answers then). */
+  whenIdle(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
+  }
+
+  private checkIdle(): void {
+    if (this.running.size > 0 || !this.idleWaiters) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = undefined;
+    for (const resolve of waiters) resolve();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The delivery record
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Checks a call against the delivery record before it runs. Returns false when it must not run
+   * here: answered from the record, or refused (it is then settled, for calls that pipeline on it).
+   */
+  protected override admit(call: Incoming): boolean {
+    const { records } = this.server;
+    const session = this.conn.session;
+    if (!records || !session) return super.admit(call);
+    call.recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
+    const decision = records.decide(session, call.id, call.flags, call.recorded, this.conn.expiredSession);
+    switch (decision.kind) {
+      case "run":
+        if (decision.record) {
+          call.keep = this.keeps(call);
+          records.started(session, call.id);
+        } else call.recorded = false;
+        return true;
+      case "wait":
+        (this.gates ??= new Map()).set(call, decision.until);
+        return true;
+      case "replay":
+        this.replay(call, decision.frame);
+        return false;
+      case "refuse":
+        this.refuseCall(call, decision.error);
+        return false;
+    }
+  }
+
+  protected override refuseCall(call: Incoming, error: RpcError): void {
+    queueMicrotask(() => this.checkIdle());
+    super.refuseCall(call, error);
+  }
+
+  /** Answers `call` with the frame stored when it first ran, without running it again. */
+  private replay(call: Incoming, frame: WireFrame): void {
+    queueMicrotask(() => this.checkIdle());
+    this.running.delete(call.id);
+    call.settled = true;
+    call.started = true;
+    sendStored(this.conn, frame);
+    // A later call of the frame may pipeline on it: give it the stored outcome.
+    call.outcome = storedOutcome(frame, this.server.limits);
+  }
+
+  /**
+   * A call that reads only: no call step (getters must not write), or a root method declared
+   * `rpcMethod({ readOnly: true }, …)`. Its resends just run again.
+   */
+  private readOnly(call: Incoming): boolean {
+    const { steps } = call;
+    if (!steps.some((s) => typeof s !== "string")) return true;
+    return call.target === 0 && steps.length === 2 && typeof steps[0] === "string" && this.specOf(steps[0])?.readOnly === true;
+  }
+
+  private keeps(call: Incoming): boolean {
+    const first = call.steps[0];
+    return !(call.target === 0 && typeof first === "string" && this.specOf(first)?.record === false);
+  }
+
+  private specOf(name: string) {
+    const root = this.server.root;
+    return root ? methodSpec(memberFunction(root, name)) : undefined;
+  }
+
+  /** Keeps the frame of `reply` in the delivery record (once its Blob bytes, if any, are read). */
+  protected override record(call: Incoming, reply: Reply): void {
+    const records = this.server.records!;
+    const session = this.conn.session!;
+    const save = (json: string, blobs: readonly Uint8Array[]) =>
+      records.save(session, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
+    if (!reply.ready) save(reply.json, reply.blobs);
+    else reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
+  }
+
+  /** A call that never ran leaves the record: a resend on the next connection must be free to run it. */
+  private unrecord(call: Incoming): void {
+    if (!call.recorded) return;
+    call.recorded = false;
+    this.server.records!.release(this.conn.session!, call.id);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Scheduling
+  // ---------------------------------------------------------------------------------------------
+
+  protected override schedule(call: Incoming): void {
+    if (this.server.sequential && (this.active || this.held.length)) {
+      this.held.push(call);
+      return;
+    }
+    this.start(call);
+  }
+
+  protected override start(call: Incoming): void {
+    const gate = call.cancelled ? undefined : this.gates?.get(call);
+    if (!gate) {
+      super.start(call);
+      return;
+    }
+    // The same call is still running from an earlier connection: decide again when it ends.
+    this.gates!.delete(call);
+    if (this.server.sequential) this.active = call;
+    gate.then(() => {
+      if (this.active === call) this.active = undefined;
+      if (this.admit(call)) this.start(call);
+      else this.finishSkipped(call);
+    });
+  }
+
+  protected override busy(call: Incoming): void {
+    if (this.server.sequential) this.active = call;
+  }
+
+  protected override entering(call: Incoming): void {
+    this.entered = { conn: this.conn, call };
+  }
+
+  protected override ended(call: Incoming): void {
+    if (this.active === call) {
+      this.active = undefined;
+      this.drain();
+    }
+    this.checkIdle();
+  }
+
+  /** A gated call that was answered from the record after all: the frame goes on. */
+  private finishSkipped(call: Incoming): void {
+    const waiters = call.waiters;
+    call.waiters = undefined;
+    if (waiters) for (const fn of waiters) fn();
+    this.drain();
+  }
+
+  /** Sequential ordering: start held calls until one goes async. */
+  private drain(): void {
+    while (!this.active && this.held.length) {
+      const next = this.held.shift()!;
+      if (!next.cancelled) this.start(next);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Cancelling and closing
+  // ---------------------------------------------------------------------------------------------
+
+  /** The caller gave up on `call`: stop holding later calls for it; if it never ran, free its record. */
+  protected override dropped(call: Incoming): void {
+    if (!call.started) {
+      this.held = this.held.filter((c) => c !== call);
+      this.unrecord(call);
+    }
+    if (this.active === call) {
+      this.active = undefined;
+      this.drain();
+    }
+  }
+
+  override close(): void {
+    this.held = [];
+    this.active = undefined;
+    for (const call of this.running.values()) if (!call.started) this.unrecord(call);
+    super.close();
+  }
+}
+
+/**
+ * Sends a frame stored earlier (a recorded reply) after everything queued: a text frame joins the
+ * outbox, a binary one goes whole once the outbox is flushed.
+ */
+function sendStored(conn: Connection, frame: WireFrame): void {
+  if (typeof frame === "string") {
+    conn.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
+    return;
+  }
+  conn.outbox.flush();
+  conn.trySend(frame);
+}
+
+/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
+function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
+  try {
+    const parsed = readFrame(frame, limits);
+    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
+    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
+    const ctx = decodeContext(parsed.blobs, limits);
+    if (reply.length === 1) return { ok: true, value: undefined };
+    switch (reply[1]) {
+      case ReplyStatus.OkJson:
+      case ReplyStatus.OkRecords:
+      case ReplyStatus.OkBytes:
+        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
+      case ReplyStatus.Threw:
+        return { ok: false, error: fromRecords(reply[2], ctx) };
+      default:
+        return { ok: false, error: ownError(failure(reply[2], reply[3], reply[4], undefined)) };
+    }
+  } catch (error) {
+    return { ok: false, error: ownError(asRpcError(error)) };
+  }
+}
