@@ -3,7 +3,7 @@
  * with `npm start --workspace=examples/<name>` (build, then `wrangler dev`) and driven in
  * Chromium like a user would, the Node script with `npm start` and its output read.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
@@ -178,7 +178,7 @@ describe("examples/chat", () => {
 });
 
 describe("examples/node-script", () => {
-  it("`npm start` starts the Worker, calls it from Node and gets the Map, the RangeError and the Date back", async () => {
+  it("`npm start` starts the Worker, calls it from Node (the Map, the RangeError, the Date, a callback reporting progress), then over HTTP batches", async () => {
     const npm = process.env.npm_execpath;
     const { stdout } = await run(
       npm ? process.execPath : "npm",
@@ -193,6 +193,17 @@ describe("examples/node-script", () => {
       "stock: { bolts: 25, nuts: 25 }",
       "refused: cannot take 100 nuts: 25 left",
       "last change is a Date: true",
+      "restocking: 0/2",
+      "restocking: 1/2",
+      "restocking: 2/2",
+      "restocked: { bolts: 35, nuts: 25, washers: 100 }",
+      "over HTTP, stock: { bolts: 25, nuts: 25 }",
+      "over HTTP, refused: cannot take 100 nuts: 25 left",
+      "over HTTP, restock: NOT_CALLABLE, bolts still 25",
     ]);
+    // The README shows what it prints: the same lines.
+    const readme = await readFile(join(REPO_ROOT, "examples/node-script/README.md"), "utf8");
+    const printed = /It prints:\n\n```\n([\s\S]*?)\n```/.exec(readme)?.[1];
+    expect(printed?.split("\n")).toEqual(stdout.trim().split("\n"));
   });
 });

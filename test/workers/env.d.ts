@@ -11,6 +11,9 @@ declare namespace Cloudflare {
     VAULT: DurableObjectNamespace<import("./schema-objects.js").Vault>;
     STRICT_VAULT: DurableObjectNamespace<import("./schema-objects.js").StrictVault>;
     UNCHECKED: DurableObjectNamespace<import("./schema-objects.js").Unchecked>;
+    DIRECTORY: DurableObjectNamespace<import("./guide/directory.js").Directory>;
+    TABLE: DurableObjectNamespace<import("./guide/table.js").Table>;
+    LEDGER: DurableObjectNamespace<import("./guide/ledger.js").Ledger>;
     SECRET: string;
   }
 }

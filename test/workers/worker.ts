@@ -14,6 +14,9 @@ export { Counter, LiveCounter, Manual, MyCounter, Wrapped } from "./objects.js";
 export { Composer } from "./compose-objects.js";
 export { Room } from "./push-objects.js";
 export { StrictVault, Unchecked, Vault } from "./schema-objects.js";
+export { Directory } from "./guide/directory.js";
+export { Ledger } from "./guide/ledger.js";
+export { Table } from "./guide/table.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

@@ -1,4 +1,4 @@
-import { RpcDurableObject } from "@dorpc/rpc/server";
+import { RpcDurableObject, type RpcStub } from "@dorpc/rpc/server";
 import { routeDORequest } from "@dorpc/routing";
 import type { InventoryApi } from "./api.js";
 
@@ -18,8 +18,26 @@ export class Inventory extends RpcDurableObject<Env> implements InventoryApi {
     return this.update(item, have, -count);
   }
 
+  count(item: string): number {
+    return this.stock().get(item) ?? 0;
+  }
+
   report(): { stock: Map<string, number>; changed: Date | null } {
     return { stock: this.stock(), changed: this.ctx.storage.kv.get<Date>("changed") ?? null };
+  }
+
+  async restock(
+    items: [item: string, count: number][],
+    onProgress: RpcStub<(done: number, total: number) => void>,
+  ): Promise<Map<string, number>> {
+    for (const [done, [item, count]] of items.entries()) {
+      // Report before each item, and wait for the client: a client that cannot be called back
+      // (HTTP batches) fails the call here, before anything changed.
+      await onProgress(done, items.length);
+      this.add(item, count);
+    }
+    await onProgress(items.length, items.length);
+    return this.stock();
   }
 
   // Values are stored as themselves: storage and dorpc both use structured clone.
