@@ -39,22 +39,6 @@ const NOT_KEPT = "";
 
 const SWEEP_EVERY = 3_600_000;
 
-/**
- * Answers kept in memory only (see `save`): at most this many bytes and entries per object, the
- * oldest dropped first, and no single answer larger than `MEMORY_FRAME_MAX` (those go to storage).
- * Resends come within a reconnect's backoff, seconds after the drop; this keeps minutes of answers
- * of a busy object.
- */
-const MEMORY_BYTES = 4 * 1024 * 1024;
-const MEMORY_ENTRIES = 16_384;
-const MEMORY_FRAME_MAX = 64 * 1024;
-/**
- * Sessions whose dropped answers are remembered (`droppedUpTo`). Beyond it the session that
- * dropped longest ago is forgotten: a resend of one of its memory-only calls, dropped that long
- * ago, would run again (see docs/reliability.md).
- */
-const MEMORY_SESSIONS = 65_536;
-
 /** One object's delivery record. */
 export class DeliveryRecord {
   private created = false;
@@ -64,14 +48,6 @@ export class DeliveryRecord {
   private readonly touched = new Map<string, number>();
   /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
   private lastSweep: number | undefined;
-  /** Answers of calls that changed nothing but memory, by session then call id (see `save`). */
-  private readonly memory = new Map<string, Map<number, WireFrame>>();
-  /** The memory record's entries, oldest first (`head`: the first still kept). */
-  private readonly memoryOrder: { session: string; id: number; size: number }[] = [];
-  private memoryHead = 0;
-  private memoryBytes = 0;
-  /** The highest call id of each session whose in-memory answer was dropped for room. */
-  private readonly droppedUpTo = new Map<string, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -114,19 +90,11 @@ export class DeliveryRecord {
     const key = `${session}:${id}`;
     const running = this.running.get(key);
     if (running) return { kind: "wait", until: running.done };
-    const kept = this.memory.get(session)?.get(id);
-    if (kept !== undefined) return { kind: "replay", frame: kept };
     this.ensure();
     const row = this.sql
       .exec("SELECT id, frame FROM _dorpc_calls WHERE session = ? AND slot = ?", session, id % this.options.window)
       .toArray()[0];
-    if (!row || (row.id as number) < id) {
-      // Not in storage. It ran here and its in-memory answer was dropped for room: it may have
-      // changed memory, so it must not run again. Otherwise it never ran on this instance — or
-      // ran on an earlier one and changed only that instance's memory, gone with it — so it runs.
-      if (id <= (this.droppedUpTo.get(session) ?? 0)) return { kind: "refuse", error: expired(id) };
-      return RUN_RECORDED;
-    }
+    if (!row || (row.id as number) < id) return RUN_RECORDED; // never ran: ids only grow
     if ((row.id as number) > id) return { kind: "refuse", error: expired(id) };
     const frame = row.frame;
     if (frame === NOT_KEPT) {
@@ -148,33 +116,10 @@ export class DeliveryRecord {
     this.running.set(`${session}:${id}`, { done, finish });
   }
 
-  /**
-   * The changes made to this object's storage so far (SQLite's `total_changes()`: rows inserted,
-   * updated or deleted, KV writes included). Equal before and after a synchronous call: the call
-   * wrote nothing.
-   */
-  changes(): number {
-    return this.sql.exec("SELECT total_changes() AS n").one().n as number;
-  }
-
-  /**
-   * A recorded call answered: store the frame that carries its answer (or a marker).
-   *
-   * `inMemory`: the call changed nothing but this instance's memory (it ran synchronously, wrote
-   * no storage and pushed nothing to clients). Its answer is kept in memory only — no storage
-   * write, so its reply waits for no commit. While the instance lives a resend is answered from
-   * memory; after an eviction the memory it changed is gone too, and a resend runs it again on
-   * the new instance, which is the one run that counts.
-   */
-  save(session: string, id: number, frame: WireFrame, keep: boolean, inMemory = false): void {
-    const size = typeof frame === "string" ? frame.length : frame.byteLength;
-    if (inMemory && keep && size <= MEMORY_FRAME_MAX) {
-      this.remember(session, id, frame, size);
-      this.touch(session);
-      this.release(session, id);
-      return;
-    }
+  /** A recorded call answered: store the frame that carries its answer (or a marker). */
+  save(session: string, id: number, frame: WireFrame, keep: boolean): void {
     this.ensure();
+    const size = typeof frame === "string" ? frame.length : frame.byteLength;
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : typeof frame === "string" ? frame : frame.slice().buffer;
     this.sql.exec(
       "INSERT INTO _dorpc_calls (session, slot, id, frame) VALUES (?, ?, ?, ?) ON CONFLICT(session, slot) DO UPDATE SET id = excluded.id, frame = excluded.frame WHERE excluded.id > _dorpc_calls.id",
@@ -183,42 +128,12 @@ export class DeliveryRecord {
       id,
       stored,
     );
-    this.touch(session);
-    this.release(session, id);
-  }
-
-  /** Keeps the session alive in storage: `last_at` is written at most every five minutes. */
-  private touch(session: string): void {
     const now = Date.now();
     if (now - (this.touched.get(session) ?? 0) > 300_000) {
-      this.ensure();
       this.sql.exec("UPDATE _dorpc_sessions SET last_at = ? WHERE session = ?", now, session);
       this.touched.set(session, now);
     }
-  }
-
-  /** Keeps an answer in memory, dropping the oldest ones beyond the budget. */
-  private remember(session: string, id: number, frame: WireFrame, size: number): void {
-    let calls = this.memory.get(session);
-    if (!calls) this.memory.set(session, (calls = new Map()));
-    calls.set(id, frame);
-    this.memoryOrder.push({ session, id, size });
-    this.memoryBytes += size;
-    while (this.memoryBytes > MEMORY_BYTES || this.memoryOrder.length - this.memoryHead > MEMORY_ENTRIES) {
-      const oldest = this.memoryOrder[this.memoryHead++]!;
-      this.memoryBytes -= oldest.size;
-      const of = this.memory.get(oldest.session);
-      if (of?.delete(oldest.id) && of.size === 0) this.memory.delete(oldest.session);
-      if (oldest.id > (this.droppedUpTo.get(oldest.session) ?? 0)) {
-        this.droppedUpTo.delete(oldest.session); // re-inserted last: the map stays in drop order
-        this.droppedUpTo.set(oldest.session, oldest.id);
-        if (this.droppedUpTo.size > MEMORY_SESSIONS) this.droppedUpTo.delete(this.droppedUpTo.keys().next().value!);
-      }
-    }
-    if (this.memoryHead > 4096 && this.memoryHead * 2 > this.memoryOrder.length) {
-      this.memoryOrder.splice(0, this.memoryHead);
-      this.memoryHead = 0;
-    }
+    this.release(session, id);
   }
 
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
