@@ -70,11 +70,19 @@ await vitest.close();
 
 /** column → description → outcome */
 const results = Object.fromEntries(COLUMNS.map(([id]) => [id, {}]));
+/** column → reference case → what happened (references.ts) */
+const references = {};
+/** reference case → its description, in table order (as references.ts lists them) */
+let referenceCases = {};
 const order = [];
 let failedTests = 0;
 const visit = (task) => {
   if (task.type === "test") {
     if (task.result?.state === "fail") failedTests++;
+    if (task.meta?.references) {
+      references[task.meta.references.column] = task.meta.references.observed;
+      referenceCases = task.meta.references.cases;
+    }
     const meta = task.meta?.conformance;
     if (!meta) return;
     if (meta.outcomes) Object.assign(results[meta.column], meta.outcomes);
@@ -88,6 +96,10 @@ const visit = (task) => {
 for (const file of vitest.state.getFiles()) visit(file);
 
 for (const [id, label] of COLUMNS) {
+  if (!references[id]) {
+    console.error(`conformance: no reference observations for ${label}; did references.*.test.ts run?`);
+    process.exit(1);
+  }
   if (Object.keys(results[id]).length === 0) {
     console.error(`conformance: no results for ${label}; did its project run?`);
     process.exit(1);
@@ -161,6 +173,19 @@ lines.push("| --- | " + COLUMNS.map(() => ":-:").join(" | ") + " |");
 for (const description of order) {
   const row = COLUMNS.map(([id]) => cell(results[id][description]));
   lines.push(`| ${description.replaceAll("|", "\\|")} | ${row.join(" | ")} |`);
+}
+lines.push("");
+lines.push("## Beyond the battery: values by reference");
+lines.push("");
+lines.push(
+  "Structured clone copies data; an RPC system also has to say what happens to what cannot be copied. What each column did with three such values, observed in the same run (`test/conformance/references.*.test.ts`). Here **Cap'n Web** is a real session over a `MessageChannel` (its RPC, not its serializer), and **dorpc (codec)** is the codec alone, which has no connection to refer back to. Over a connection dorpc passes them by reference (see the [guide](getting-started.md) and [protocol](protocol.md)).",
+);
+lines.push("");
+lines.push("| value | " + COLUMNS.map(([, label]) => label).join(" | ") + " |");
+lines.push("| --- | " + COLUMNS.map(() => "---").join(" | ") + " |");
+for (const [id, description] of Object.entries(referenceCases)) {
+  const row = COLUMNS.map(([column]) => (references[column]?.[id] ?? "?").replaceAll("|", "\\|"));
+  lines.push(`| ${description} | ${row.join(" | ")} |`);
 }
 lines.push("");
 lines.push("## Why dorpc's cases failed");

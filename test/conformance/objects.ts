@@ -3,11 +3,31 @@
  * battery's round trip), and a few methods return what must never leave: the object's own env,
  * ctx and their members, nested in ordinary results.
  */
-import { RpcDurableObject } from "@dorpc/rpc/server";
+import { RpcDurableObject, type RpcStub, RpcTarget } from "@dorpc/rpc/server";
+
+/** What `adder` hands out by reference. */
+export class Adder extends RpcTarget {
+  constructor(private readonly base: number) {
+    super();
+  }
+
+  add(n: number): number {
+    return this.base + n;
+  }
+}
 
 export class Echo extends RpcDurableObject<Env> {
   echo<T>(value: T): T {
     return value;
+  }
+
+  /** Calls the client's function (references.workers.test.ts). */
+  async callBack(fn: RpcStub<(x: number) => number>, x: number): Promise<number> {
+    return await fn(x);
+  }
+
+  adder(base: number): Adder {
+    return new Adder(base);
   }
 
   /** What the object received, described here (so a test can see the server's view). */

@@ -10,11 +10,20 @@ import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
 import type { RpcError } from "../../packages/rpc/src/errors.js";
 import { rpcMethod } from "../../packages/rpc/src/rpc-method.js";
-import { nodeSql } from "../support/node-sql.js";
+import { type NodeSql, nodeSql } from "../support/node-sql.js";
 import { callIds, faulty } from "./fault-transport.js";
 import { Service } from "./service.js";
 
 class Ledger extends Service {
+  /** Set by `setup`: the object's storage, for a method that writes it. */
+  storage: NodeSql | undefined;
+  /** Writes the object's storage, then answers. */
+  store(n: number): number {
+    this.count("store");
+    this.storage!.exec("CREATE TABLE IF NOT EXISTS kept (n INTEGER)");
+    this.storage!.exec("INSERT INTO kept VALUES (?)", n);
+    return n;
+  }
   /** A read: its resends run again, and it writes no record. */
   peek = rpcMethod({ readOnly: true }, () => {
     this.runs.set("peek", (this.runs.get("peek") ?? 0) + 1);
@@ -30,6 +39,7 @@ class Ledger extends Service {
 function setup(options: Omit<RpcClientOptions, "transport"> = {}, delivery?: Parameters<typeof resolveDelivery>[0]) {
   const service = new Ledger();
   const sql = nodeSql();
+  service.storage = sql;
   const records = new DeliveryRecord(sql, resolveDelivery(delivery)!);
   const faults = faulty(service, undefined, { records });
   const client = createRpcClient<Ledger>("LEDGER", "one", {
@@ -115,6 +125,64 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
     t.faults.cutOnReply = 1;
     expect(await Promise.all([first, second])).toEqual([2, 2]);
     expect(t.service.runsOf("increment")).toBe(2);
+  });
+});
+
+describe("when the record is written, against the reply", () => {
+  /** For each row the record writes, how many frames the object had sent by then. */
+  function watchWrites(t: ReturnType<typeof setup>): number[] {
+    const sentAtWrite: number[] = [];
+    const exec = t.sql.exec;
+    (t.sql as { exec: typeof exec }).exec = (query, ...bindings) => {
+      if (query.startsWith("INSERT INTO _dorpc_calls")) sentAtWrite.push(t.faults.last.paired.sentByServer.length);
+      return exec(query, ...bindings);
+    };
+    return sentAtWrite;
+  }
+
+  it("its row is written right after its reply was sent, in the same turn: the reply waits for no write of dorpc's own", async () => {
+    using t = setup();
+    await t.client.increment(); // the connection is open: its frames are counted from here
+    const sentAtWrite = watchWrites(t);
+    const before = t.faults.last.paired.sentByServer.length;
+    expect(await t.client.increment()).toBe(2);
+    expect(sentAtWrite).toEqual([before + 1]); // the reply frame had left when the row was written
+    // And the row is there for a resend: the answer is lost, the resend is answered from it.
+    t.faults.cutOnReply = 1;
+    expect(await t.client.increment()).toBe(3);
+    expect(t.service.runsOf("increment")).toBe(3);
+  });
+
+  it("a method that wrote storage too: the row follows the reply in the same turn (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
+    using t = setup();
+    await t.client.increment();
+    const sentAtWrite = watchWrites(t);
+    const before = t.faults.last.paired.sentByServer.length;
+    expect(await t.client.store(7)).toBe(7);
+    expect(sentAtWrite).toEqual([before + 1]);
+    t.faults.cutOnReply = 1;
+    expect(await t.client.store(8)).toBe(8);
+    expect(t.service.runsOf("store")).toBe(2);
+    expect(t.sql.exec("SELECT n FROM kept").toArray()).toEqual([{ n: 7 }, { n: 8 }]);
+  });
+
+  it("a recorded call whose caller left before it answered: its row is still written (for the resend on the next connection)", async () => {
+    using t = setup();
+    await t.client.increment();
+    const sentAtWrite = watchWrites(t);
+    t.faults.cutOnReply = 1;
+    expect(await t.client.increment()).toBe(2);
+    expect(sentAtWrite).toHaveLength(1);
+    expect(t.service.runsOf("increment")).toBe(2);
+  });
+
+  it("calls of one frame: one reply frame, then their rows", async () => {
+    using t = setup();
+    await t.client.increment();
+    const sentAtWrite = watchWrites(t);
+    const before = t.faults.last.paired.sentByServer.length;
+    expect(await Promise.all([t.client.increment(), t.client.increment(), t.client.increment()])).toEqual([2, 3, 4]);
+    expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]);
   });
 });
 

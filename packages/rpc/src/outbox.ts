@@ -18,6 +18,10 @@
  *    loss from the close, which covers every frame.
  *  - An envelope whose bytes are not ready (a Blob being read) holds back every envelope after
  *    it until they are: what was queued before it leaves at once, the rest waits in order.
+ *  - Work given to `afterFlush` runs right after the next flush has handed its frames to the
+ *    socket, in the same turn (or when the outbox is cleared): a Durable Object writes a call's
+ *    delivery record there, so the output gate does not hold its reply for that write
+ *    (see server-callee.ts).
  *
  * Internal module.
  */
@@ -40,6 +44,8 @@ export class Outbox {
   private gate: Promise<void> | undefined;
   /** > 0 while the caller batches (e.g. runs an incoming frame): it flushes at the end itself. */
   private holds = 0;
+  /** Work to run once the next flush has sent (see `afterFlush`). */
+  private after: (() => void)[] | undefined;
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
@@ -72,6 +78,15 @@ export class Outbox {
     }
   }
 
+  /** Runs `fn` right after the next flush has sent what is queued (scheduling one if none is). */
+  afterFlush(fn: () => void): void {
+    (this.after ??= []).push(fn);
+    if (!this.scheduled && this.holds === 0) {
+      this.scheduled = true;
+      queueMicrotask(this.flushBound);
+    }
+  }
+
   /** Defers flushing until the matching `release`. */
   hold(): void {
     this.holds++;
@@ -85,8 +100,12 @@ export class Outbox {
   /** Sends everything queued, as frames cut at changes of kind and at blob-bearing envelopes. */
   flush(): void {
     this.scheduled = false;
+    if (this.parts.length > 0) this.sendQueued();
+    if (this.after) this.runAfter();
+  }
+
+  private sendQueued(): void {
     const n = this.parts.length;
-    if (n === 0) return;
     const { kinds, parts, blobs } = this;
     this.kinds = [];
     this.parts = [];
@@ -137,12 +156,19 @@ export class Outbox {
     while (this.gate) await this.gate;
   }
 
-  /** Drops everything queued (the connection is gone). */
+  /** Drops everything queued (the connection is gone); work waiting for a flush still runs. */
   clear(): void {
     this.kinds = [];
     this.parts = [];
     this.blobs = [];
     this.waiting = undefined;
+    if (this.after) this.runAfter();
+  }
+
+  private runAfter(): void {
+    const after = this.after!;
+    this.after = undefined;
+    for (const fn of after) fn();
   }
 
   private sendSafely(frame: WireFrame): void {

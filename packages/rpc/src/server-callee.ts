@@ -3,7 +3,7 @@
  * side needs, so a client bundle does not carry it:
  *  - the delivery record (exactly-once): a call is checked against it before it runs (run,
  *    answer from the record, wait for the same call still running from an earlier connection, or
- *    refuse), and its reply is kept in it;
+ *    refuse), and its reply is kept in it, written just after the reply was sent (see `record`);
  *  - sequential ordering (`ordering: "sequential"`): a call that awaits holds back the calls
  *    after it until it settles or is cancelled;
  *  - `whenIdle`, for an HTTP batch that answers once every call of its request has;
@@ -147,14 +147,28 @@ export class ServerCallee extends Callee {
     return root ? methodSpec(memberFunction(root, name)) : undefined;
   }
 
-  /** Keeps the frame of `reply` in the delivery record (once its Blob bytes, if any, are read). */
+  /**
+   * Keeps the frame of `reply` in the delivery record (once its Blob bytes, if any, are read).
+   *
+   * The row is written just after the frame carrying the reply has been sent, in the same turn.
+   * A storage write makes the output gate hold every message sent after it until the write is
+   * committed, so a reply sent before the row waits only for the method's own writes, if it made
+   * any. That keeps the guarantee:
+   *  - nothing else runs between the send and the row (same turn), so a resend always finds it;
+   *  - writes the method made in this turn are pending when the reply is sent, so the gate holds
+   *    the reply, and the row joins their implicit transaction: the client sees the answer only
+   *    once both are committed, as before;
+   *  - a method that wrote nothing: if the object is reset before the row is committed, nothing
+   *    written later was committed either (storage commits in order), so no effect of the call
+   *    survived in storage and running its resend is the one run that counts.
+   */
   protected override record(call: Incoming, reply: Reply): void {
     const records = this.server.records!;
     const session = this.conn.session!;
     const save = (json: string, blobs: readonly Uint8Array[]) =>
       records.save(session, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
-    if (!reply.ready) save(reply.json, reply.blobs);
-    else reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
+    if (reply.ready) reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
+    else this.conn.outbox.afterFlush(() => save(reply.json, reply.blobs));
   }
 
   /** A call that never ran leaves the record: a resend on the next connection must be free to run it. */
