@@ -26,6 +26,22 @@ function recordingFetch(): { fetch: FetchLike; sent: Sent[] } {
   return { fetch, sent };
 }
 
+/** A recording fetch that loses the next `n` answers (set with `lose(n)`) after the object sent them. */
+function losingFetch(): { fetch: FetchLike; sent: Sent[]; lose(n: number): void } {
+  const sent: Sent[] = [];
+  let losing = 0;
+  const fetch: FetchLike = async (url, init) => {
+    sent.push({ url, headers: new Headers(init.headers), body: init.body as string });
+    const response = await SELF.fetch(url, init);
+    if (losing-- > 0) {
+      await response.arrayBuffer();
+      throw new TypeError("network connection lost");
+    }
+    return response;
+  };
+  return { fetch, sent, lose: (n) => (losing = n) };
+}
+
 function httpClient<T>(binding: string, name: string, fetch: FetchLike, extra: Record<string, unknown> = {}) {
   return createRpcClient<T>(binding, name, {
     transport: httpTransport({ fetch }),
@@ -135,20 +151,10 @@ describe("the HTTP batch client", () => {
 
   it("exactly once: an answer lost on the way back makes the client resend, and the object answers from its record", async () => {
     const name = uniqueName("resend");
-    const sent: Sent[] = [];
-    let lose = 0;
-    const fetch: FetchLike = async (url, init) => {
-      sent.push({ url, headers: new Headers(init.headers), body: init.body as string });
-      const response = await SELF.fetch(url, init);
-      if (lose-- > 0) {
-        await response.arrayBuffer();
-        throw new TypeError("network connection lost");
-      }
-      return response;
-    };
+    const { fetch, sent, lose } = losingFetch();
     using client = httpClient<Counter>("COUNTER", name, fetch);
     expect(await client.increment(1)).toBe(1); // the object has answered this session once
-    lose = 1;
+    lose(1);
     expect(await client.increment(3)).toBe(4);
     expect(await count(name)).toBe(4); // ran once
     expect(sent).toHaveLength(3);
@@ -162,17 +168,8 @@ describe("the HTTP batch client", () => {
 
   it("exactly once: when the session's very first answer is lost the resend does not claim to be one (the object may never have seen it), and still runs once", async () => {
     const name = uniqueName("resend-first");
-    const sent: Sent[] = [];
-    let lose = 1;
-    const fetch: FetchLike = async (url, init) => {
-      sent.push({ url, headers: new Headers(init.headers), body: init.body as string });
-      const response = await SELF.fetch(url, init);
-      if (lose-- > 0) {
-        await response.arrayBuffer();
-        throw new TypeError("network connection lost");
-      }
-      return response;
-    };
+    const { fetch, sent, lose } = losingFetch();
+    lose(1);
     using client = httpClient<Counter>("COUNTER", name, fetch);
     expect(await client.increment(3)).toBe(3);
     expect(await count(name)).toBe(3); // the record knew the session and the call: answered from it
