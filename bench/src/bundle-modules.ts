@@ -17,7 +17,7 @@
 import { basename } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build, type Plugin, transform } from "esbuild";
-import { BUNDLE_ENTRIES } from "./bundle-size.js";
+import { BUNDLE_ENTRIES, PAGE_BUILD } from "./bundle-size.js";
 import { BENCH_DIR } from "./settings.js";
 
 export interface ModuleShare {
@@ -97,13 +97,7 @@ async function withStubs(source: string, stubs: Record<string, string>): Promise
   };
   const result = await build({
     stdin: { contents: source, resolveDir: BENCH_DIR, loader: "js" },
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    logLevel: "silent",
+    ...PAGE_BUILD,
     plugins: [stub],
   });
   const code = result.outputFiles![0]!.text;

@@ -49,6 +49,17 @@ export interface BundleRun {
   sizes: BundleSize[];
 }
 
+/** How a client page is bundled: for the browser, minified, one ESM chunk, nothing written. */
+export const PAGE_BUILD = {
+  bundle: true,
+  minify: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  write: false,
+  logLevel: "silent",
+} as const;
+
 export async function measureBundles(entries: readonly BundleEntry[] = BUNDLE_ENTRIES): Promise<BundleRun> {
   const { version } = await import("esbuild");
   const sizes: BundleSize[] = [];
@@ -56,13 +67,7 @@ export async function measureBundles(entries: readonly BundleEntry[] = BUNDLE_EN
     try {
       const result = await build({
         stdin: { contents: entry.source, resolveDir: BENCH_DIR, loader: "js", sourcefile: `${entry.contender}-page.js` },
-        bundle: true,
-        minify: true,
-        format: "esm",
-        platform: "browser",
-        target: "es2022",
-        write: false,
-        logLevel: "silent",
+        ...PAGE_BUILD,
       });
       const code = result.outputFiles[0]!.contents;
       sizes.push({ contender: entry.contender, minifiedBytes: code.byteLength, gzipBytes: gzipSync(code, { level: 9 }).byteLength });
