@@ -10,6 +10,7 @@ import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
 import type { RpcError } from "../../packages/rpc/src/errors.js";
 import { rpcMethod } from "../../packages/rpc/src/rpc-method.js";
+import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
 import { type NodeSql, nodeSql } from "../support/node-sql.js";
 import { callIds, faulty } from "./fault-transport.js";
 import { Service } from "./service.js";
@@ -40,7 +41,9 @@ function setup(options: Omit<RpcClientOptions, "transport"> = {}, delivery?: Par
   const service = new Ledger();
   const sql = nodeSql();
   service.storage = sql;
-  const records = new DeliveryRecord(sql, resolveDelivery(delivery)!);
+  // As in workerd: the record watches the object's storage and writes its own rows unwatched.
+  const writes = watchWrites({ sql });
+  const records = new DeliveryRecord(writes.sql, resolveDelivery(delivery)!, writes);
   const faults = faulty(service, undefined, { records });
   const client = createRpcClient<Ledger>("LEDGER", "one", {
     heartbeat: false,
@@ -130,59 +133,105 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
 
 describe("when the record is written, against the reply", () => {
   /** For each row the record writes, how many frames the object had sent by then. */
-  function watchWrites(t: ReturnType<typeof setup>): number[] {
+  function watchRows(t: ReturnType<typeof setup>): number[] {
     const sentAtWrite: number[] = [];
-    const exec = t.sql.exec;
-    (t.sql as { exec: typeof exec }).exec = (query, ...bindings) => {
-      if (query.startsWith("INSERT INTO _dorpc_calls")) sentAtWrite.push(t.faults.last.paired.sentByServer.length);
-      return exec(query, ...bindings);
+    const statements = t.sql.statements;
+    const push = statements.push.bind(statements);
+    statements.push = (...queries: string[]) => {
+      for (const query of queries)
+        if (query.startsWith("INSERT INTO _dorpc_calls")) sentAtWrite.push(t.faults.last.paired.sentByServer.length);
+      return push(...queries);
     };
     return sentAtWrite;
   }
+  const NEVER = { flushAfter: 60_000 }; // the timer cannot write the rows during a test
 
-  it("its row is written right after its reply was sent, in the same turn: the reply waits for no write of dorpc's own", async () => {
+  it("a call during which nothing was written: its reply leaves at once and its row waits in memory, written within flushAfter ms", async () => {
     using t = setup();
     await t.client.increment(); // the connection is open: its frames are counted from here
-    const sentAtWrite = watchWrites(t);
+    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    const sentAtWrite = watchRows(t);
     const before = t.faults.last.paired.sentByServer.length;
-    expect(await t.client.increment()).toBe(2);
-    expect(sentAtWrite).toEqual([before + 1]); // the reply frame had left when the row was written
-    // And the row is there for a resend: the answer is lost, the resend is answered from it.
-    t.faults.cutOnReply = 1;
-    expect(await t.client.increment()).toBe(3);
-    expect(t.service.runsOf("increment")).toBe(3);
+    expect(await t.client.increment()).toBe(2); // Service.increment changes memory only
+    expect(sentAtWrite).toEqual([]); // answered; no row written (no storage commit of its own)
+    await vi.waitFor(() => expect(sentAtWrite).toEqual([before + 1]));
   });
 
-  it("a method that wrote storage too: the row follows the reply in the same turn (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
-    using t = setup();
+  it("a resend of a call whose row still waits in memory is answered from the record, not run again", async () => {
+    using t = setup({}, NEVER);
     await t.client.increment();
-    const sentAtWrite = watchWrites(t);
+    t.faults.cutOnReply = 1;
+    expect(await t.client.increment()).toBe(2);
+    expect(t.service.runsOf("increment")).toBe(2);
+  });
+
+  it("the next storage write writes the waiting rows first, in the same turn (so in the same transaction)", async () => {
+    using t = setup({}, NEVER);
+    await t.client.increment();
+    await t.client.increment();
+    const rows = () => t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    expect(rows()).toBe(0);
+    const from = t.sql.statements.length;
+    expect(await t.client.store(7)).toBe(7);
+    const order = t.sql.statements.slice(from).map((q) => (q.startsWith("INSERT INTO _dorpc_calls") ? "row" : q.split(" (")[0]));
+    // Both waiting rows, then store's own writes, then store's row (it wrote, so it is not deferred).
+    expect(order).toEqual(["row", "row", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "row"]);
+  });
+
+  it("a method that wrote storage: its row is written in the turn of its reply, just after it (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
+    using t = setup({}, NEVER);
+    await t.client.store(1);
+    const sentAtWrite = watchRows(t);
     const before = t.faults.last.paired.sentByServer.length;
     expect(await t.client.store(7)).toBe(7);
     expect(sentAtWrite).toEqual([before + 1]);
     t.faults.cutOnReply = 1;
     expect(await t.client.store(8)).toBe(8);
-    expect(t.service.runsOf("store")).toBe(2);
-    expect(t.sql.exec("SELECT n FROM kept").toArray()).toEqual([{ n: 7 }, { n: 8 }]);
+    expect(t.service.runsOf("store")).toBe(3);
+    expect(t.sql.exec("SELECT n FROM kept").toArray()).toEqual([{ n: 1 }, { n: 7 }, { n: 8 }]);
+  });
+
+  it("flushAfter: 0 writes every row in the turn of its reply, just after it", async () => {
+    using t = setup({}, { flushAfter: 0 });
+    await t.client.increment();
+    const sentAtWrite = watchRows(t);
+    const before = t.faults.last.paired.sentByServer.length;
+    expect(await t.client.increment()).toBe(2);
+    expect(sentAtWrite).toEqual([before + 1]);
   });
 
   it("a recorded call whose caller left before it answered: its row is still written (for the resend on the next connection)", async () => {
     using t = setup();
     await t.client.increment();
-    const sentAtWrite = watchWrites(t);
+    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    const sentAtWrite = watchRows(t);
     t.faults.cutOnReply = 1;
     expect(await t.client.increment()).toBe(2);
-    expect(sentAtWrite).toHaveLength(1);
+    await vi.waitFor(() => expect(sentAtWrite).toHaveLength(1));
     expect(t.service.runsOf("increment")).toBe(2);
   });
 
-  it("calls of one frame: one reply frame, then their rows", async () => {
+  it("calls of one frame: one reply frame, then their rows, written together", async () => {
     using t = setup();
     await t.client.increment();
-    const sentAtWrite = watchWrites(t);
+    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    const sentAtWrite = watchRows(t);
     const before = t.faults.last.paired.sentByServer.length;
     expect(await Promise.all([t.client.increment(), t.client.increment(), t.client.increment()])).toEqual([2, 3, 4]);
-    expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]);
+    await vi.waitFor(() => expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]));
+  });
+
+  it("at most 256 rows wait: more are written at once", async () => {
+    using t = setup({}, NEVER);
+    await Promise.all(Array.from({ length: 300 }, () => t.client.increment()));
+    const rows = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    expect(rows).toBe(256);
+  });
+
+  it("exactlyOnce.flushAfter is checked", () => {
+    expect(() => resolveDelivery({ flushAfter: -1 })).toThrow(/flushAfter must be an integer ≥ 0 and ≤ 60000, got -1/);
+    expect(() => resolveDelivery({ flushAfter: 60_001 })).toThrow(/flushAfter/);
+    expect(resolveDelivery(undefined)!.flushAfter).toBe(10);
   });
 });
 
@@ -274,13 +323,25 @@ describe("what the record refuses", () => {
     expect(t.service.runsOf("peek")).toBe(3);
   });
 
-  it("each recorded call costs one row write; the record stays bounded by the window", async () => {
-    using t = setup({}, { window: 16 });
+  it("each recorded call costs at most one row write; the record stays bounded by the window", async () => {
+    using t = setup({}, { window: 16, flushAfter: 0 });
     for (let i = 0; i < 100; i++) await t.client.increment();
     const inserts = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
     expect(inserts).toBe(100);
     const rows = t.sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n;
     expect(rows).toBe(16);
+  });
+
+  it("rows waiting in memory for the same slot: only the latest is written", async () => {
+    using t = setup({}, { window: 16, flushAfter: 60_000 });
+    for (let i = 0; i < 100; i++) await t.client.increment();
+    await t.client.store(1); // writes the waiting rows: one per slot
+    const inserts = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    expect(inserts).toBe(16 + 1);
+    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n).toBe(16);
+    t.faults.cutOnReply = 1;
+    expect(await t.client.increment()).toBe(101); // still answered from the record after a cut
+    expect(t.service.runsOf("increment")).toBe(101);
   });
 });
 

@@ -6,6 +6,7 @@ declare namespace Cloudflare {
     WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;
     LIVE_COUNTER: DurableObjectNamespace<import("./objects.js").LiveCounter>;
+    PATIENT_COUNTER: DurableObjectNamespace<import("./objects.js").PatientCounter>;
     COMPOSER: DurableObjectNamespace<import("./compose-objects.js").Composer>;
     ROOM: DurableObjectNamespace<import("./push-objects.js").Room>;
     VAULT: DurableObjectNamespace<import("./schema-objects.js").Vault>;

@@ -5,9 +5,9 @@
  */
 import { createTestClient } from "@dorpc/testing";
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { uniqueName } from "./helpers.js";
-import type { Counter } from "./objects.js";
+import type { Counter, PatientCounter } from "./objects.js";
 
 interface Tally {
   statements: number;
@@ -40,24 +40,91 @@ describe("the delivery record's storage cost", () => {
     const name = uniqueName("cost");
     const read = await tally(name);
     using first = createTestClient<Counter>(env.COUNTER, name);
-    await first.getValue(); // creates the tables, sweeps (at most hourly), records the session and the call
+    await first.getValue(); // creates the tables, sweeps (at most hourly), records the session
+    // getValue() wrote nothing: its row waits in memory; increment()'s write writes it first.
+    await first.increment();
     const start = await read();
     for (let i = 0; i < 100; i++) await first.increment();
     const calls = await read();
     using second = createTestClient<Counter>(env.COUNTER, name);
-    await second.getValue();
+    await second.increment();
     const connection = await read();
     const delta = (a: Tally, b: Tally): Tally => ({
       statements: b.statements - a.statements,
       rowsRead: b.rowsRead - a.rowsRead,
       rowsWritten: b.rowsWritten - a.rowsWritten,
     });
-    // 100 increments: one upsert each (their counts are KV writes, not counted here).
+    // 100 increments: one upsert each, written with the increment's own write (KV, not counted here).
     expect(delta(start, calls)).toEqual({ statements: 100, rowsRead: 0, rowsWritten: 100 });
     // A new session's Hello (a lookup and an upsert of its session row) and its first call.
     expect(delta(calls, connection)).toEqual({ statements: 3, rowsRead: 0, rowsWritten: 2 });
     console.log(
       `record cost: per call ${JSON.stringify(delta(start, calls))} for 100 calls; a new connection and its first call ${JSON.stringify(delta(calls, connection))}; first use of the object ${JSON.stringify(start)}`,
     );
+  });
+});
+
+describe("rows of calls that write nothing", () => {
+  /** Rows of `_dorpc_calls` in the object (a SELECT: it does not count as a write). */
+  const rows = (name: string) =>
+    runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
+      try {
+        return state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM _dorpc_calls").one().n;
+      } catch {
+        return 0; // no table yet
+      }
+    });
+
+  it("wait in memory, and any write made through ctx.storage — here by code outside any call, as an alarm would — writes them first", async () => {
+    const name = uniqueName("patient");
+    using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    await client.getValue();
+    await client.echo("a");
+    await client.getValue();
+    expect(await rows(name)).toBe(0);
+    await runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
+      state.storage.kv.put("persisted-later", 1);
+    });
+    expect(await rows(name)).toBe(3);
+  });
+
+  it("every kind of write writes them first: KV, the async API, SQL (a SELECT does not), alarms", async () => {
+    const writes: [string, (storage: DurableObjectStorage) => unknown][] = [
+      ["kv.delete", (s) => s.kv.delete("nothing")],
+      ["put", (s) => s.put("k", 1)],
+      ["delete", (s) => s.delete("k")],
+      ["sql INSERT", (s) => s.sql.exec("CREATE TABLE IF NOT EXISTS mine (n INTEGER)")],
+      ["setAlarm", (s) => s.setAlarm(Date.now() + 3_600_000)],
+      ["deleteAlarm", (s) => s.deleteAlarm()],
+      ["transactionSync", (s) => s.transactionSync(() => s.kv.put("t", 1))],
+    ];
+    const name = uniqueName("patient-kinds");
+    using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    let expected = 0;
+    for (const [what, write] of writes) {
+      await client.echo(what);
+      expected++;
+      await runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
+        state.storage.sql.exec("SELECT 1"); // a read: writes nothing
+      });
+      expect(await rows(name), `before ${what}`).toBe(expected - 1);
+      await runInDurableObject(env.PATIENT_COUNTER.getByName(name), async (_instance, state) => {
+        await write(state.storage);
+      });
+      expect(await rows(name), `after ${what}`).toBe(expected);
+    }
+  });
+
+  it("are written within flushAfter when nothing else writes (the default, 10 ms)", async () => {
+    const name = uniqueName("cost-flush");
+    using client = createTestClient<Counter>(env.COUNTER, name);
+    for (let i = 0; i < 20; i++) await client.getValue();
+    await vi.waitFor(async () => {
+      const n = await runInDurableObject(
+        env.COUNTER.getByName(name),
+        (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM _dorpc_calls").one().n,
+      );
+      expect(n).toBe(20);
+    });
   });
 });

@@ -15,8 +15,9 @@ import type { Contender } from "./types.js";
 /**
  * Which contenders a scenario compares:
  *  - main: every latency, throughput and cost scenario. Targets are dorpc ÷ floor, ÷ capnweb and
- *    ÷ agents; dorpc-live (hibernation: false) and floor-accept (the floor on an accepted socket)
- *    are diagnostics (what the hibernation API costs).
+ *    ÷ agents; dorpc-at-most-once (the same Counter without the exactly-once record: what the
+ *    record costs, scenario by scenario), dorpc-live (hibernation: false) and floor-accept (the
+ *    floor on an accepted socket) are diagnostics (what the hibernation API costs).
  *  - features: pipelining, callbacks, fan-out, HTTP one-shot (dorpc's side may be pending).
  *  - ordering: a slow call then fast calls; dorpc with its default concurrent ordering and with
  *    sequential ordering.
@@ -24,7 +25,7 @@ import type { Contender } from "./types.js";
  *  - exactly-once / schema: dorpc-only cost-of-guarantee ratios.
  */
 export const SETS = {
-  main: [dorpc, dorpcLive, capnweb, agents, floor, floorAccept],
+  main: [dorpc, dorpcAtMostOnce, dorpcLive, capnweb, agents, floor, floorAccept],
   features: [dorpc, capnweb, agents, floor],
   ordering: [dorpc, dorpcSequential, capnweb, agents, floor],
   routing: [dorpc, dorpcDirect],
