@@ -30,5 +30,10 @@ export default defineConfig({
     // Progress is written straight to the terminal by the harness; keep vitest's own output short.
     reporters: ["default"],
     passWithNoTests: false,
+    // The workspace's packages resolve (through their node_modules symlinks) to packages/*/dist,
+    // outside node_modules, so vitest would inline them: run them through Vite's module transform,
+    // which turns every import into a property read on a module object, in the hottest paths.
+    // Cap'n Web and the Agents SDK load natively from node_modules; so must dorpc.
+    server: { deps: { external: [/\/packages\/[^/]+\/dist\//] } },
   },
 });

@@ -101,6 +101,8 @@ export function targetMatrix(targets: Targets): string {
     "floor ÷ Cap'n Web",
     `dorpc ÷ Agents p50 (≤ ${BOUNDS.peer})`,
     "floor ÷ Agents",
+    "diagnostic: dorpc ÷ dorpc without the record",
+    "diagnostic: dorpc without the record ÷ floor",
   ];
   const lines = [`| ${head.join(" | ")} |`, `| ${head.map((_, i) => (i < 2 ? "---" : "---:")).join(" | ")} |`];
   for (const r of targets.matrix) {
@@ -115,6 +117,8 @@ export function targetMatrix(targets: Targets): string {
         fmtRatio(r.floorVsCapnweb),
         mark(r.agents),
         fmtRatio(r.floorVsAgents),
+        fmtRatio(r.recordCost),
+        r.noRecordVsFloor.value ? fmtRatio(r.noRecordVsFloor.value) : reason(r.noRecordVsFloor.note || "–"),
       ].join(" | ")} |`,
     );
   }

@@ -37,6 +37,12 @@ export interface MatrixRow {
   floorVsCapnweb: Spread | null;
   agents: Verdict;
   floorVsAgents: Spread | null;
+  /**
+   * Diagnostics, not targets: dorpc ÷ the same Counter without the exactly-once record (what the
+   * record costs here) and that Counter ÷ the floor (dorpc's own cost without it).
+   */
+  recordCost: Spread | null;
+  noRecordVsFloor: Verdict;
 }
 
 export interface Target {
@@ -101,6 +107,15 @@ function matrixRow(s: ScenarioStats): MatrixRow {
     floorVsCapnweb: pairedRatio(s, "floor", "capnweb"),
     agents: verdict(pairedRatio(s, "dorpc", "agents"), BOUNDS.peer, why(dorpc, agents)),
     floorVsAgents: pairedRatio(s, "floor", "agents"),
+    recordCost: pairedRatio(s, "dorpc", "dorpc-at-most-once"),
+    noRecordVsFloor: verdict(
+      pairedRatio(s, "dorpc-at-most-once", "floor"),
+      BOUNDS.floorP50,
+      why(
+        s.rows.find((r) => r.contender === "dorpc-at-most-once"),
+        floor,
+      ),
+    ),
   };
 }
 
@@ -125,6 +140,11 @@ export function computeTargets(stats: ScenarioStats[], quick: boolean, bundle?: 
     summarise(`dorpc p99 ≤ ${BOUNDS.floorP99} × floor p99 (n ≥ ${P99_MIN_N.toLocaleString("en-US")})`, matrix, (r) => r.floorP99),
     summarise(`dorpc p50 ≤ ${BOUNDS.peer} × Cap'n Web`, matrix, (r) => r.capnweb),
     summarise(`dorpc p50 ≤ ${BOUNDS.peer} × Agents SDK`, matrix, (r) => r.agents),
+    summarise(
+      `diagnostic, not a target — dorpc without the exactly-once record (exactlyOnce: false) p50 ≤ ${BOUNDS.floorP50} × floor`,
+      matrix,
+      (r) => r.noRecordVsFloor,
+    ),
   ];
   const find = (id: string) => stats.find((s) => s.info.id === id);
   const list: Target[] = [];
