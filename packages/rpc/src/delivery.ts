@@ -19,10 +19,10 @@
  * the implicit transaction of those writes. A call during which nothing was written — a read, an
  * empty call, a change to memory only — has its row kept in memory and written by the next write
  * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or after at
- * most `exactlyOnce.flushAfter` ms (default 10), whichever comes first. Either way no storage commit that follows the call
- * can be committed without its row, which is what a resend relies on; and a commit of its own per
- * call, the cost that made calls that write nothing 1.3–1.6 × slower, is shared by every call of
- * those milliseconds.
+ * most `exactlyOnce.flushAfter` ms (default 10), whichever comes first. Either way no storage
+ * commit that follows the call can be committed without its row, which is what a resend relies
+ * on; and a commit of its own per call, the cost that made calls that write nothing 1.3–1.6 ×
+ * slower, is shared by every call of those milliseconds.
  *
  * Internal module (workerd only: `ctx.storage.sql`).
  */
@@ -30,7 +30,7 @@ import type { ResolvedDelivery } from "./delivery-options.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
-import type { Sql } from "./sql.js";
+import { type Sql, storageOf } from "./sql.js";
 import { type StorageWrites, watchWrites } from "./storage-writes.js";
 
 /** What to do with an incoming call, before it runs. */
@@ -267,8 +267,9 @@ export function deliveryOf(target: object, options: ResolvedDelivery | undefined
   if (!options) return undefined;
   let record = records.get(target);
   if (record === undefined) {
-    const storage = (target as { ctx?: { storage?: { sql?: Sql; kv?: object } } }).ctx?.storage;
+    const storage = storageOf(target);
     if (storage?.sql) {
+      // The storage object itself: its own methods (put, setAlarm, …) are watched too.
       const writes = watchWrites(storage as { sql: Sql; kv?: object });
       record = new DeliveryRecord(writes.sql, options, writes);
     } else record = null;

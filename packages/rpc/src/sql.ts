@@ -18,8 +18,18 @@ export interface Sql {
   exec(query: string, ...bindings: unknown[]): SqlCursor;
 }
 
+/** The storage of a Durable Object instance as dorpc reads it (`sql` only on SQLite-backed classes). */
+export interface ObjectStorage {
+  sql?: Sql;
+  kv?: object;
+}
+
+/** The storage of a Durable Object instance (`ctx.storage`), if it has one. */
+export function storageOf(target: object): ObjectStorage | undefined {
+  return (target as { ctx?: { storage?: ObjectStorage } }).ctx?.storage;
+}
+
 /** The SQL storage of a Durable Object instance, if it has one (SQLite-backed classes). */
 export function sqlOf(target: object): Sql | undefined {
-  const storage = (target as { ctx?: { storage?: { sql?: Sql } } }).ctx?.storage;
-  return storage?.sql;
+  return storageOf(target)?.sql;
 }
