@@ -131,6 +131,16 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
   });
 });
 
+/** The record's own upkeep: its tables, the sweep and its mark. */
+function isHousekeeping(query: string): boolean {
+  return (
+    query.startsWith("CREATE TABLE IF NOT EXISTS _dorpc") ||
+    query.startsWith("SELECT") ||
+    query.startsWith("DELETE") ||
+    query.includes("VALUES ('', ?)")
+  );
+}
+
 describe("when the record is written, against the reply", () => {
   /** For each row the record writes, how many frames the object had sent by then. */
   function watchRows(t: ReturnType<typeof setup>): number[] {
@@ -173,9 +183,15 @@ describe("when the record is written, against the reply", () => {
     expect(rows()).toBe(0);
     const from = t.sql.statements.length;
     expect(await t.client.store(7)).toBe(7);
-    const order = t.sql.statements.slice(from).map((q) => (q.startsWith("INSERT INTO _dorpc_calls") ? "row" : q.split(" (")[0]));
-    // Both waiting rows, then store's own writes, then store's row (it wrote, so it is not deferred).
-    expect(order).toEqual(["row", "row", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "row"]);
+    const order = t.sql.statements
+      .slice(from)
+      .filter((q) => !isHousekeeping(q))
+      .map((q) =>
+        q.startsWith("INSERT INTO _dorpc_calls") ? "row" : q.startsWith("INSERT INTO _dorpc_sessions") ? "session" : q.split(" (")[0],
+      );
+    // The session's row and both waiting rows, then store's own writes, then store's row (it
+    // wrote, so it is not deferred).
+    expect(order).toEqual(["session", "row", "row", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "row"]);
   });
 
   it("a method that wrote storage: its row is written in the turn of its reply, just after it (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
@@ -221,11 +237,27 @@ describe("when the record is written, against the reply", () => {
     await vi.waitFor(() => expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]));
   });
 
-  it("at most 256 rows wait: more are written at once", async () => {
+  it("at most 256 rows wait (the session's row counts): more are written at once", async () => {
     using t = setup({}, NEVER);
     await Promise.all(Array.from({ length: 300 }, () => t.client.increment()));
     const rows = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
-    expect(rows).toBe(256);
+    const sessions = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)")).length;
+    expect([sessions, rows]).toEqual([1, 255]);
+  });
+
+  it("a new connection's hello writes nothing: the session's row waits with the rows, and is written first", async () => {
+    using t = setup({}, NEVER);
+    expect(await t.client.increment()).toBe(1);
+    // Only reads so far: the first reply was not held for a commit of the record's.
+    expect(t.sql.statements.filter((q) => !q.startsWith("SELECT"))).toEqual([]);
+    t.records.flush();
+    const written = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc"));
+    expect(written.map((q) => q.slice(0, 25))).toEqual([
+      "INSERT INTO _dorpc_sessio", // the sweep's mark (a new object's first write)
+      "INSERT INTO _dorpc_sessio", // the session
+      "INSERT INTO _dorpc_calls ",
+    ]);
+    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_sessions WHERE session <> ''").one().n).toBe(1);
   });
 
   it("exactlyOnce.flushAfter is checked", () => {
@@ -258,6 +290,28 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     expect(records.hello(sessionA, true)).toBe(false);
     expect(records.decide(sessionA, 1, 1, true, true)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
     now.mockRestore();
+  });
+
+  it("a session the object does not know that resends, and says it began less than maxAge ago, is not EXPIRED: its row was lost before any commit of its own", () => {
+    const options = resolveDelivery({ maxAge: 2 * HOUR })!;
+    const records = new DeliveryRecord(nodeSql(), options);
+    expect(records.hello(sessionA, true, 5_000)).toBe(true); // runs its resends (nothing of it was committed)
+    expect(records.decide(sessionA, 1, 1, true, false)).toEqual({ kind: "run", record: true });
+    expect(records.hello(sessionB, true, 1.9 * HOUR)).toBe(false); // within a tenth of maxAge: could have been swept
+    expect(records.hello("CCCCCCCCCCCCCCCCCCCCCC", true)).toBe(false); // no age said: as before
+  });
+
+  it("a session's row is written before any commit that includes its calls' effects", () => {
+    const sql = nodeSql();
+    const writes = watchWrites({ sql });
+    const records = new DeliveryRecord(writes.sql, resolveDelivery({ flushAfter: 60_000 })!, writes);
+    records.hello(sessionA, false);
+    expect(sql.statements.some((q) => q.startsWith("INSERT INTO _dorpc_sessions"))).toBe(false);
+    sql.exec("CREATE TABLE mine (n INTEGER)"); // the object's own write (watched): the record's rows go first
+    const firstOwn = sql.statements.findIndex((q) => q.startsWith("CREATE TABLE mine"));
+    const session = sql.statements.findIndex((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)"));
+    expect(session).toBeGreaterThanOrEqual(0);
+    expect(session).toBeLessThan(firstOwn);
   });
 
   it("sweeps at most once an hour per object, across restarts (an object that wakes often does not scan each time)", () => {
@@ -300,6 +354,19 @@ describe("what the record refuses", () => {
     const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
     expect(replies).toEqual([[7, 3, "EXPIRED", expect.any(String)]]);
     expect(t.service.runsOf("increment")).toBe(1);
+  });
+
+  it("a session unknown to the object that resends and says it is young runs its resends (its row was lost in a reset, with everything it did)", async () => {
+    using t = setup();
+    await t.client.increment();
+    const conn = t.faults.last.paired;
+    const before = conn.sentByServer.length;
+    conn.inject('\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,250]');
+    conn.inject('\u001eC[[7,["increment",[0]],0,1]]');
+    await sleep(5);
+    const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
+    expect(replies).toEqual([[7, 0, 2]]);
+    expect(t.service.runsOf("increment")).toBe(2);
   });
 
   it("record: false keeps only a marker: a resend of a call that ran fails with DISCONNECTED saying it ran", async () => {

@@ -697,6 +697,10 @@ describe("protocol violations", () => {
     ["call id NaN (JSON null)", frame([[NaN, ["getValue", [0]]]])],
     ["call id above 2**53", frame([[2 ** 53, ["getValue", [0]]]])],
     ["a call that is not an array", frame([{ id: 1 }])],
+    ["a hello whose session id is too short", '\u001eH["abc",0]'],
+    ["a hello whose age is negative", '\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,-1]'],
+    ["a hello whose age is not an integer", '\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,1.5]'],
+    ["a hello whose age is a string", '\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,"5"]'],
   ])("closes the connection with 1008 for %s, running nothing", async (_name, data) => {
     const target = new Counter();
     const { closes, replies } = await inject(target, data);

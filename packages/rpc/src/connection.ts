@@ -63,9 +63,10 @@ export interface ConnectionConfig {
   readonly session?: string;
   /**
    * A client said hello: returns whether its calls can be checked against the delivery record
-   * (false: the session expired while the client was away, so its resends are refused).
+   * (false: the session expired while the client was away, so its resends are refused). `age`:
+   * how many ms ago the session began, by the client's clock, when it said (with resends).
    */
-  onHello?(session: string, resending: boolean): boolean;
+  onHello?(session: string, resending: boolean, age?: number): boolean;
 }
 
 export class Connection {
@@ -127,11 +128,16 @@ export class Connection {
         this.callee.cancel(body as number[]);
         return true;
       case FrameKind.Hello:
-        if (!Array.isArray(body) || typeof body[0] !== "string" || !SESSION_ID.test(body[0])) {
-          return this.protocol("a hello frame's body must be [sessionId, resending].");
+        if (
+          !Array.isArray(body) ||
+          typeof body[0] !== "string" ||
+          !SESSION_ID.test(body[0]) ||
+          (body.length > 2 && !(Number.isSafeInteger(body[2]) && (body[2] as number) >= 0))
+        ) {
+          return this.protocol("a hello frame's body must be [sessionId, resending] or [sessionId, resending, age].");
         }
         this.session = body[0];
-        this.expiredSession = this.config.onHello ? !this.config.onHello(body[0], body[1] === 1) : false;
+        this.expiredSession = this.config.onHello ? !this.config.onHello(body[0], body[1] === 1, body[2] as number | undefined) : false;
         return true;
       case FrameKind.Ping:
         // Normally answered by the runtime's auto-response without waking the object; this

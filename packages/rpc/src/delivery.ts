@@ -24,6 +24,13 @@
  * on; and a commit of its own per call, the cost that made calls that write nothing 1.3–1.6 ×
  * slower, is shared by every call of those milliseconds.
  *
+ * A session's own row (`_dorpc_sessions`: that the object knows it, and when it was last seen)
+ * waits with them, so a new connection's first reply is not held for a commit either. The row is
+ * always written before (or with) the first commit that includes anything of the session's, so
+ * a session the object does not know after a reset has no committed effect: a resend of it that
+ * is not older than `maxAge` (the client says how old it is in its hello) runs again instead of
+ * being refused as EXPIRED, exactly like a resend of a call whose row was still waiting.
+ *
  * Internal module (workerd only: `ctx.storage.sql`).
  */
 import type { ResolvedDelivery } from "./delivery-options.js";
@@ -74,6 +81,8 @@ export class DeliveryRecord {
   /** Rows not written yet, by `session:slot` (a slot keeps the highest id, as in the table). */
   private readonly pending = new Map<string, Row>();
   private pendingBytes = 0;
+  /** Session rows not written yet: session → the `last_at` to write. */
+  private readonly sessions = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** When each session's `last_at` was last written (to write it at most every few minutes). */
   private readonly touched = new Map<string, number>();
@@ -92,6 +101,19 @@ export class DeliveryRecord {
     if (writes) writes.before = () => this.flush();
   }
 
+  /**
+   * Whether the record's tables exist, found with a read (creating them is a write, and a write
+   * holds every reply until it commits): a new object's first hello and resends read nothing.
+   */
+  private tablesExist(): boolean {
+    if (this.created) return true;
+    const row = this.sql
+      .exec("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('_dorpc_calls', '_dorpc_sessions')")
+      .toArray()[0];
+    this.created = row?.n === 2;
+    return this.created;
+  }
+
   private ensure(): void {
     if (this.created) return;
     this.sql.exec(
@@ -103,20 +125,22 @@ export class DeliveryRecord {
 
   /**
    * A session said hello on a new connection. Returns false when the session is unknown although
-   * it is resending calls: its record expired, so none of those resends can be trusted.
+   * it is resending calls and does not say it is younger than `maxAge`: its record may have been
+   * swept, so none of those resends can be trusted.
+   *
+   * `age`: how long ago the client's session began, in ms by the client's clock (sent with a
+   * resending hello). A session younger than `maxAge` cannot have been swept (it was last seen
+   * after it began), so if the object does not know it, its row never reached a commit, and
+   * neither did anything its calls did (every write commits the waiting rows first). A tenth of
+   * `maxAge` is kept as margin for the two clocks.
    */
-  hello(session: string, resending: boolean): boolean {
-    this.ensure();
+  hello(session: string, resending: boolean, age?: number): boolean {
     const now = Date.now();
-    this.sweep(now);
-    const known = this.sql.exec("SELECT 1 FROM _dorpc_sessions WHERE session = ?", session).toArray().length > 0;
-    this.sql.exec(
-      "INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
-      session,
-      now,
-    );
-    this.touched.set(session, now);
-    return known || !resending;
+    const known =
+      this.sessions.has(session) ||
+      (this.tablesExist() && this.sql.exec("SELECT 1 FROM _dorpc_sessions WHERE session = ?", session).toArray().length > 0);
+    this.touch(session, now);
+    return known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
   }
 
   /** Decides what an incoming call of `session` does. `record` false: the method keeps no record. */
@@ -132,10 +156,9 @@ export class DeliveryRecord {
       return { kind: "wait", until: running.done };
     }
     this.flush();
-    this.ensure();
-    const row = this.sql
-      .exec("SELECT id, frame FROM _dorpc_calls WHERE session = ? AND slot = ?", session, id % this.options.window)
-      .toArray()[0];
+    const row = this.tablesExist()
+      ? this.sql.exec("SELECT id, frame FROM _dorpc_calls WHERE session = ? AND slot = ?", session, id % this.options.window).toArray()[0]
+      : undefined;
     if (!row || (row.id as number) < id) return RUN_RECORDED; // never ran: ids only grow
     if ((row.id as number) > id) return { kind: "refuse", error: expired(id) };
     const frame = row.frame;
@@ -171,10 +194,7 @@ export class DeliveryRecord {
       this.write(row);
     } else this.defer(row, typeof stored === "string" ? stored.length : stored.byteLength);
     const now = Date.now();
-    if (now - (this.touched.get(session) ?? 0) > 300_000) {
-      this.sql.exec("UPDATE _dorpc_sessions SET last_at = ? WHERE session = ?", now, session);
-      this.touched.set(session, now);
-    }
+    if (now - (this.touched.get(session) ?? 0) > 300_000) this.touch(session, now);
     this.release(session, id);
   }
 
@@ -193,11 +213,28 @@ export class DeliveryRecord {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
+    if (this.sessions.size > 0) {
+      // Sessions first: a call row is never committed without its session's row.
+      const sessions = [...this.sessions];
+      this.sessions.clear();
+      for (const [session, lastAt] of sessions) this.writeSession(session, lastAt);
+    }
     if (this.pending.size === 0) return;
     const rows = [...this.pending.values()];
     this.pending.clear();
     this.pendingBytes = 0;
     for (const row of rows) this.write(row);
+  }
+
+  /** Notes that `session` was seen at `now`: its row is written with the waiting rows. */
+  private touch(session: string, now: number): void {
+    this.touched.set(session, now);
+    if (!this.writes || this.options.flushAfter === 0) {
+      this.writeSession(session, now);
+      return;
+    }
+    this.sessions.set(session, now);
+    this.waitOrFlush();
   }
 
   private defer(row: Row, bytes: number): void {
@@ -206,7 +243,12 @@ export class DeliveryRecord {
     if (earlier && earlier.id > row.id) return;
     this.pending.set(key, row);
     this.pendingBytes += bytes;
-    if (this.pending.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
+    this.waitOrFlush();
+  }
+
+  /** Flushes when too much waits, else makes sure the timer will. */
+  private waitOrFlush(): void {
+    if (this.pending.size + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
     else this.timer ??= setTimeout(() => this.flushLater(), this.options.flushAfter);
   }
 
@@ -220,8 +262,23 @@ export class DeliveryRecord {
     }
   }
 
-  private write(row: Row): void {
+  /** Every write of the record starts here: the tables, then the sweep when one is due. */
+  private beforeWrite(): void {
     this.ensure();
+    this.sweep(Date.now());
+  }
+
+  private writeSession(session: string, lastAt: number): void {
+    this.beforeWrite();
+    this.sql.exec(
+      "INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
+      session,
+      lastAt,
+    );
+  }
+
+  private write(row: Row): void {
+    this.beforeWrite();
     this.sql.exec(
       "INSERT INTO _dorpc_calls (session, slot, id, frame) VALUES (?, ?, ?, ?) ON CONFLICT(session, slot) DO UPDATE SET id = excluded.id, frame = excluded.frame WHERE excluded.id > _dorpc_calls.id",
       row.session,
@@ -235,10 +292,11 @@ export class DeliveryRecord {
    * Forgets sessions idle longer than `maxAge`, at most once an hour per object — across
    * restarts too: the time of the last sweep is kept as the `last_at` of the session row named
    * "" (no session id is empty), so an object that hibernates often does not scan on every wake.
+   * Runs when the record writes (its writes share that commit), never in a hello.
    */
   private sweep(now: number): void {
     if (this.lastSweep === undefined) {
-      const row = this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ''").toArray()[0];
+      const row = this.tablesExist() ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ''").toArray()[0] : undefined;
       this.lastSweep = row ? (row.last_at as number) : 0;
     }
     if (now - this.lastSweep < SWEEP_EVERY) return;

@@ -182,7 +182,7 @@ export interface ChannelHooks {
   /** The client session of this channel, when known before its Hello (after eviction). */
   session?: string;
   /** A client said hello (see `ConnectionConfig.onHello`). */
-  onHello?: (session: string, resending: boolean) => boolean;
+  onHello?: (session: string, resending: boolean, age?: number) => boolean;
   /** The object's delivery record. */
   records?: Records;
   /** The client cannot be called back (an HTTP batch): why, for the error of such a call. */

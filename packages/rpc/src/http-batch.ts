@@ -27,7 +27,7 @@ import { channelClosed, connectionFor, type ChannelHooks, type ReplyChannel, typ
 import { FRAME_MARK, FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError, type RpcErrorCode } from "./errors.js";
 import { readFrame, type WireFrame } from "./frame.js";
-import { FRAME_TYPE, FRAMES_TYPE, frameOf, joinFrames, RESENDING_HEADER, SESSION_HEADER } from "./http-frames.js";
+import { FRAME_TYPE, FRAMES_TYPE, frameOf, joinFrames, RESENDING_HEADER, readResending, SESSION_HEADER } from "./http-frames.js";
 
 /** What an HTTP batch caller looks like to `rpcCaller()` (it has no socket). */
 export interface HttpChannel extends ReplyChannel {
@@ -118,7 +118,8 @@ export async function handleBatch(
   try {
     if (session !== undefined) {
       conn.session = session;
-      conn.expiredSession = base.onHello ? !base.onHello(session, request.headers.get(RESENDING_HEADER) === "1") : false;
+      const { resending, age } = readResending(request.headers.get(RESENDING_HEADER));
+      conn.expiredSession = base.onHello ? !base.onHello(session, resending, age) : false;
     }
     conn.receive(frame);
     await conn.whenIdle();

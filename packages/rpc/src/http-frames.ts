@@ -5,7 +5,8 @@
  *  - `application/x-dorpc-frames`: several frames, each prefixed by its byte length (u32,
  *    little-endian), when one request's replies took more than one frame;
  *  - headers `X-Dorpc-Session` (the client session, the key of its calls' delivery record) and
- *    `X-Dorpc-Resending: 1` (the request resends calls of one that got no answer).
+ *    `X-Dorpc-Resending: 1; age=<ms>` (the request resends calls of one that got no answer; the
+ *    session began that many ms ago, as in the WebSocket hello).
  *
  * Internal module.
  */
@@ -17,6 +18,23 @@ export const FRAME_TYPE = "application/x-dorpc";
 export const FRAMES_TYPE = "application/x-dorpc-frames";
 export const SESSION_HEADER = "X-Dorpc-Session";
 export const RESENDING_HEADER = "X-Dorpc-Resending";
+
+/** The `X-Dorpc-Resending` value for a session that began `age` ms ago. */
+export function resendingHeader(age: number): string {
+  return `1; age=${age}`;
+}
+
+const RESENDING = /^1(?:;\s*age=(\d{1,15}))?$/;
+
+/**
+ * Reads `X-Dorpc-Resending`: `1` (resending, age not said) or `1; age=<ms>`. Anything else is
+ * not resending.
+ */
+export function readResending(value: string | null): { resending: boolean; age?: number } {
+  const match = value === null ? null : RESENDING.exec(value.trim());
+  if (!match) return { resending: false };
+  return match[1] === undefined ? { resending: true } : { resending: true, age: Number(match[1]) };
+}
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();

@@ -18,7 +18,7 @@
 import { FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
-import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, SESSION_HEADER, splitFrames } from "./http-frames.js";
+import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, resendingHeader, SESSION_HEADER, splitFrames } from "./http-frames.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
@@ -70,7 +70,8 @@ export function httpTransport(options: HttpTransportOptions = {}): TransportFact
 class HttpTransport implements RpcTransport {
   private closed = false;
   private session: string | undefined;
-  private resending = false;
+  /** Set while requests resend calls: how old the session was when it said so (see the hello). */
+  private resendingAge: number | undefined;
   private readonly inFlight = new Set<AbortController>();
 
   constructor(
@@ -93,9 +94,9 @@ class HttpTransport implements RpcTransport {
       }
       const kind = frame.charCodeAt(1);
       if (kind === FrameKind.Hello) {
-        const [session, resending] = JSON.parse(frame.slice(2)) as [string, number];
+        const [session, resending, age] = JSON.parse(frame.slice(2)) as [string, number, number?];
         this.session = session;
-        this.resending = resending === 1;
+        this.resendingAge = resending === 1 ? (age ?? 0) : undefined;
         return;
       }
       if (kind !== FrameKind.Calls) return; // releases, cancels: nothing to act on
@@ -109,7 +110,7 @@ class HttpTransport implements RpcTransport {
     const headers = new Headers(this.headers);
     headers.set("Content-Type", FRAME_TYPE);
     if (this.session) headers.set(SESSION_HEADER, this.session);
-    if (this.resending) headers.set(RESENDING_HEADER, "1");
+    if (this.resendingAge !== undefined) headers.set(RESENDING_HEADER, resendingHeader(this.resendingAge));
     let response: Response;
     try {
       response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as RequestInit["body"], signal: controller.signal });

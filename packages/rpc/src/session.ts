@@ -127,13 +127,17 @@ export class ClientSession implements TransportHandler {
   system: object | undefined;
   /** Names this session to the object (Hello frame): the key of its calls' delivery record. */
   readonly sessionId = newSessionId();
+  /** When the session began (`performance.now()`): a resending hello says how long ago. */
+  private readonly startedAt = performance.now();
   /** Calls of a lost connection wait to be resent on the next one. */
   private resending = false;
   /**
-   * The object has answered a call of this session, so it knows the session (it processed the
-   * Hello before the call, and the output gate committed both before the reply left). Only then
-   * does "resending" tell it something: an unknown session that is resending was forgotten
-   * (EXPIRED), while one whose Hello never arrived has had nothing run.
+   * The object has answered a call of this session, so it processed the Hello before the call.
+   * Only then does "resending" tell it something: an unknown session that is resending, and does
+   * not say it is younger than the object's `maxAge`, may have been forgotten (EXPIRED), while one
+   * whose Hello never arrived has had nothing run. (The object writes a session's row with its
+   * waiting call rows, so a reset can lose it; a young session that it does not know then ran
+   * nothing that was committed, and its resends run.)
    */
   private acknowledged = false;
 
@@ -292,7 +296,12 @@ export class ClientSession implements TransportHandler {
         this.lastReceived = Date.now();
         this.everOpened = true;
         // Hello first: the object must know whose calls follow (and whether some are resends).
-        conn.outbox.add(FrameKind.Hello, `${JSON.stringify(this.sessionId)},${this.resending && this.acknowledged ? 1 : 0}`);
+        conn.outbox.add(
+          FrameKind.Hello,
+          this.resending && this.acknowledged
+            ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(performance.now() - this.startedAt)}`
+            : `${JSON.stringify(this.sessionId)},0`,
+        );
         this.resending = false;
         this.setState("open");
         this.armStable();
