@@ -119,3 +119,15 @@ export function floorContender(name: string, label: string, path: string, featur
 }
 
 export const floor = floorContender("floor", "floor (hand-written JSON over a hibernatable WebSocket, /floor/<instance>)", "/floor/", true);
+
+/**
+ * A/A control: the floor again, the same client and the same route, on a Durable Object instance
+ * of its own. It is not a contender: floor-twin ÷ floor is what identical code measures against
+ * itself in this run, so it shows how often noise alone would "miss" a bound such as
+ * dorpc ≤ 1.10 × floor, scenario by scenario.
+ */
+export const floorTwin = floorContender(
+  "floor-twin",
+  "the floor again on an instance of its own (A/A control: identical code, /floor/<instance>)",
+  "/floor/",
+);

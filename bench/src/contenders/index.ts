@@ -8,7 +8,7 @@ import { capnweb } from "./capnweb.js";
 import { dorpc, dorpcLive, dorpcSequential } from "./dorpc.js";
 import { dorpcDirect } from "./dorpc-direct.js";
 import { dorpcAtMostOnce, dorpcSchema } from "./dorpc-guarantees.js";
-import { floor } from "./floor.js";
+import { floor, floorTwin } from "./floor.js";
 import { floorAccept } from "./floor-accept.js";
 import type { Contender } from "./types.js";
 
@@ -17,7 +17,9 @@ import type { Contender } from "./types.js";
  *  - main: every latency, throughput and cost scenario. Targets are dorpc ÷ floor, ÷ capnweb and
  *    ÷ agents; dorpc-at-most-once (the same Counter without the exactly-once record: what the
  *    record costs, scenario by scenario), dorpc-live (hibernation: false) and floor-accept (the
- *    floor on an accepted socket) are diagnostics (what the hibernation API costs).
+ *    floor on an accepted socket) are diagnostics (what the hibernation API costs); floor-twin
+ *    (the floor again, its own instance) is the A/A control: what identical code measures
+ *    against itself, the noise any floor ratio carries.
  *  - features: pipelining, callbacks, fan-out, HTTP one-shot (dorpc's side may be pending).
  *  - ordering: a slow call then fast calls; dorpc with its default concurrent ordering and with
  *    sequential ordering.
@@ -25,7 +27,7 @@ import type { Contender } from "./types.js";
  *  - exactly-once / schema: dorpc-only cost-of-guarantee ratios.
  */
 export const SETS = {
-  main: [dorpc, dorpcAtMostOnce, dorpcLive, capnweb, agents, floor, floorAccept],
+  main: [dorpc, dorpcAtMostOnce, dorpcLive, capnweb, agents, floor, floorAccept, floorTwin],
   features: [dorpc, capnweb, agents, floor],
   ordering: [dorpc, dorpcSequential, capnweb, agents, floor],
   routing: [dorpc, dorpcDirect],

@@ -11,6 +11,7 @@ export const COLORS: Record<string, string> = {
   capnweb: "#e0631b",
   floor: "#2e9e4f",
   "floor-accept": "#8c5bbf",
+  "floor-twin": "#8fd19e",
   "dorpc-direct": "#14a0b4",
   "dorpc-live": "#6d9eeb",
   "dorpc-sequential": "#0b3d91",

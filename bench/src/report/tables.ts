@@ -103,6 +103,7 @@ export function targetMatrix(targets: Targets): string {
     "floor ÷ Agents",
     "diagnostic: dorpc ÷ dorpc without the record",
     "diagnostic: dorpc without the record ÷ floor",
+    "A/A control: floor (second instance) ÷ floor, p50 / p99",
   ];
   const lines = [`| ${head.join(" | ")} |`, `| ${head.map((_, i) => (i < 2 ? "---" : "---:")).join(" | ")} |`];
   for (const r of targets.matrix) {
@@ -119,6 +120,9 @@ export function targetMatrix(targets: Targets): string {
         fmtRatio(r.floorVsAgents),
         fmtRatio(r.recordCost),
         r.noRecordVsFloor.value ? fmtRatio(r.noRecordVsFloor.value) : reason(r.noRecordVsFloor.note || "–"),
+        r.twinP50.value
+          ? `${fmtRatio(r.twinP50.value)} / ${r.twinP99.value ? r.twinP99.value.median.toFixed(2) : "–"}`
+          : reason(r.twinP50.note || "–"),
       ].join(" | ")} |`,
     );
   }

@@ -43,6 +43,12 @@ export interface MatrixRow {
    */
   recordCost: Spread | null;
   noRecordVsFloor: Verdict;
+  /**
+   * The A/A control: the floor on a second instance ÷ the floor, p50 (median of per-round ratios)
+   * and pooled p99, judged against the same bounds as dorpc: how often identical code "misses".
+   */
+  twinP50: Verdict;
+  twinP99: Verdict & { p99: { dorpc: number; floor: number } | null };
 }
 
 export interface Target {
@@ -82,21 +88,26 @@ function why(...rows: (RowStats | undefined)[]): string | undefined {
   return undefined;
 }
 
+/** `subject`'s pooled p99 ÷ the floor's, judged against the p99 bound when both have n ≥ P99_MIN_N. */
+function p99Verdict(subject: RowStats | undefined, floor: RowStats | undefined): MatrixRow["floorP99"] {
+  if (!subject?.latency || !floor?.latency || subject.status.kind !== "ok" || floor.status.kind !== "ok") {
+    return { value: null, met: null, note: why(subject, floor) ?? "", p99: null };
+  }
+  const ratio = subject.latency.p99 / floor.latency.p99;
+  const enough = subject.latency.n >= P99_MIN_N && floor.latency.n >= P99_MIN_N;
+  return {
+    value: { median: ratio, min: ratio, max: ratio, n: 1 },
+    met: enough ? ratio <= BOUNDS.floorP99 : null,
+    note: enough ? "" : `not judged: n < ${P99_MIN_N.toLocaleString("en-US")}`,
+    p99: { dorpc: subject.latency.p99, floor: floor.latency.p99 },
+  };
+}
+
 function matrixRow(s: ScenarioStats): MatrixRow {
   const row = (name: string) => s.rows.find((r) => r.contender === name);
   const [dorpc, floor, capnweb, agents] = [row("dorpc"), row("floor"), row("capnweb"), row("agents")];
   const n = (r: RowStats | undefined) => (r?.status.kind === "ok" ? (r.latency?.n ?? null) : null);
-  let floorP99: MatrixRow["floorP99"] = { value: null, met: null, note: why(dorpc, floor) ?? "", p99: null };
-  if (dorpc?.latency && floor?.latency && dorpc.status.kind === "ok" && floor.status.kind === "ok") {
-    const ratio = dorpc.latency.p99 / floor.latency.p99;
-    const enough = dorpc.latency.n >= P99_MIN_N && floor.latency.n >= P99_MIN_N;
-    floorP99 = {
-      value: { median: ratio, min: ratio, max: ratio, n: 1 },
-      met: enough ? ratio <= BOUNDS.floorP99 : null,
-      note: enough ? "" : `not judged: n < ${P99_MIN_N.toLocaleString("en-US")}`,
-      p99: { dorpc: dorpc.latency.p99, floor: floor.latency.p99 },
-    };
-  }
+  const floorP99 = p99Verdict(dorpc, floor);
   return {
     scenario: s.info.id,
     label: s.info.label,
@@ -108,6 +119,8 @@ function matrixRow(s: ScenarioStats): MatrixRow {
     agents: verdict(pairedRatio(s, "dorpc", "agents"), BOUNDS.peer, why(dorpc, agents)),
     floorVsAgents: pairedRatio(s, "floor", "agents"),
     recordCost: pairedRatio(s, "dorpc", "dorpc-at-most-once"),
+    twinP50: verdict(pairedRatio(s, "floor-twin", "floor"), BOUNDS.floorP50, why(row("floor-twin"), floor)),
+    twinP99: p99Verdict(row("floor-twin"), floor),
     noRecordVsFloor: verdict(
       pairedRatio(s, "dorpc-at-most-once", "floor"),
       BOUNDS.floorP50,
@@ -144,6 +157,16 @@ export function computeTargets(stats: ScenarioStats[], quick: boolean, bundle?: 
       `diagnostic, not a target — dorpc without the exactly-once record (exactlyOnce: false) p50 ≤ ${BOUNDS.floorP50} × floor`,
       matrix,
       (r) => r.noRecordVsFloor,
+    ),
+    summarise(
+      `A/A control, not a target — the floor on a second instance (identical code) p50 ≤ ${BOUNDS.floorP50} × floor: a miss here is noise alone`,
+      matrix,
+      (r) => r.twinP50,
+    ),
+    summarise(
+      `A/A control, not a target — the floor on a second instance p99 ≤ ${BOUNDS.floorP99} × floor p99 (n ≥ ${P99_MIN_N.toLocaleString("en-US")})`,
+      matrix,
+      (r) => r.twinP99,
     ),
   ];
   const find = (id: string) => stats.find((s) => s.info.id === id);
