@@ -343,30 +343,30 @@ describe("what the record refuses", () => {
     expect(t.service.runsOf("increment")).toBe(40);
   });
 
-  it("a session unknown to the object that resends is EXPIRED (its record was swept while it was away)", async () => {
+  it.each([
+    [
+      "is EXPIRED (its record may have been swept while it was away)",
+      '\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1]',
+      [7, 3, "EXPIRED", expect.any(String)],
+      1,
+    ],
+    [
+      "and says it is young runs its resends (its row was lost in a reset, with everything it did)",
+      '\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,250]',
+      [7, 0, 2],
+      2,
+    ],
+  ])("a session unknown to the object that resends %s", async (_name, hello, reply, runs) => {
     using t = setup();
     await t.client.increment();
     const conn = t.faults.last.paired;
     const before = conn.sentByServer.length;
-    conn.inject('\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1]');
+    conn.inject(hello);
     conn.inject('\u001eC[[7,["increment",[0]],0,1]]');
     await sleep(5);
     const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
-    expect(replies).toEqual([[7, 3, "EXPIRED", expect.any(String)]]);
-    expect(t.service.runsOf("increment")).toBe(1);
-  });
-
-  it("a session unknown to the object that resends and says it is young runs its resends (its row was lost in a reset, with everything it did)", async () => {
-    using t = setup();
-    await t.client.increment();
-    const conn = t.faults.last.paired;
-    const before = conn.sentByServer.length;
-    conn.inject('\u001eH["AAAAAAAAAAAAAAAAAAAAAA",1,250]');
-    conn.inject('\u001eC[[7,["increment",[0]],0,1]]');
-    await sleep(5);
-    const replies = conn.sentByServer.slice(before).flatMap((f) => JSON.parse((f as string).slice(2)) as unknown[][]);
-    expect(replies).toEqual([[7, 0, 2]]);
-    expect(t.service.runsOf("increment")).toBe(2);
+    expect(replies).toEqual([reply]);
+    expect(t.service.runsOf("increment")).toBe(runs);
   });
 
   it("record: false keeps only a marker: a resend of a call that ran fails with DISCONNECTED saying it ran", async () => {
