@@ -26,6 +26,7 @@ import type { AccessPolicy } from "./access.js";
 import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps, type Step } from "./chain.js";
 import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
+import type { ReferenceResolver } from "./decoder.js";
 import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind, isWireId, RefRecord, type WireRecord } from "./envelopes.js";
@@ -107,6 +108,14 @@ export class Callee {
   /** Bracket each step's synchronous user code (the server tracks the running call there). */
   protected enter: () => void = noop;
   protected leave: () => void = noop;
+  /**
+   * The frame being read by `receive` (which is synchronous): what its reference records may
+   * pipeline on. Kept here, not in closures made per frame, so reading a frame makes no function
+   * (a bundler's keepNames, on by default in wrangler, names every function a frame would make,
+   * at a cost per call).
+   */
+  private frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
+  private readonly frameRefs: ReferenceResolver;
 
   constructor(
     protected readonly conn: Connection,
@@ -114,6 +123,20 @@ export class Callee {
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
     this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
+    this.frameRefs = {
+      validate: (type, payload) => {
+        if (type === RefRecord.Pipeline) {
+          if (!Array.isArray(payload) || payload.length === 0)
+            throw new RpcError("DECODE", "A pipeline record must be [callId, ...names].");
+          const names = payload.slice(1);
+          if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
+          if (names.length) config.policy.checkStatic(names as string[], config.label, false);
+          const frame = this.frame;
+          (frame.deps ??= []).push(this.dependency(payload[0], frame.byId));
+        } else checkReference(type, payload);
+      },
+      build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
+    };
   }
 
   /** Names this end in errors. */
@@ -134,22 +157,11 @@ export class Callee {
   receive(body: unknown[][], blobs: readonly Uint8Array[]): void {
     const { limits, policy } = this.config;
     const parsed: Incoming[] = [];
-    let byId: Map<number, Incoming> | undefined;
-    let deps: Incoming[] | undefined;
+    // Reference records of this frame's calls add to `frame.deps` (see frameRefs).
+    const frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
+    this.frame = frame;
     const ctx = decodeContext(blobs, limits);
-    ctx.refs = {
-      validate: (type, payload) => {
-        if (type === RefRecord.Pipeline) {
-          if (!Array.isArray(payload) || payload.length === 0)
-            throw new RpcError("DECODE", "A pipeline record must be [callId, ...names].");
-          const names = payload.slice(1);
-          if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
-          if (names.length) policy.checkStatic(names as string[], this.config.label, false);
-          (deps ??= []).push(this.dependency(payload[0], byId));
-        } else checkReference(type, payload);
-      },
-      build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
-    };
+    ctx.refs = this.frameRefs;
     for (const envelope of body) {
       const id = envelope[0] as number;
       if (id > 0 && this.running.has(id)) {
@@ -169,7 +181,7 @@ export class Callee {
         }
         continue;
       }
-      deps = undefined;
+      frame.deps = undefined;
       let call: Incoming;
       try {
         if (envelope.length < 2 || envelope.length > 4) throw new RpcError("PROTOCOL", "A call must be [id, chain, target?, flags?].");
@@ -178,7 +190,7 @@ export class Callee {
         if (!Number.isSafeInteger(target) || !Number.isSafeInteger(flags) || (flags as number) < 0) {
           throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
         }
-        if ((target as number) < 0) (deps ??= []).push(this.dependency(-(target as number), byId));
+        if ((target as number) < 0) (frame.deps ??= []).push(this.dependency(-(target as number), frame.byId));
         const steps = parseChain(
           envelope[1],
           policy,
@@ -192,7 +204,7 @@ export class Callee {
           steps,
           target: target as number,
           flags: flags as number,
-          deps,
+          deps: frame.deps,
           ctx,
           outcome: undefined,
           referenced: false,
@@ -210,13 +222,13 @@ export class Callee {
         const refusal = ownError(asRpcError(error));
         this.conn.outbox.add(FrameKind.Replies, failed(id, refusal));
         // A later call of the frame that pipelines on this one fails with the same refusal.
-        (byId ??= new Map()).set(id, refusedCall(id, refusal));
+        (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));
         continue;
       }
-      if (deps) for (const dep of deps) dep.referenced = true;
+      if (call.deps) for (const dep of call.deps) dep.referenced = true;
       if (id > 0) {
         this.running.set(id, call);
-        (byId ??= new Map()).set(id, call);
+        (frame.byId ??= new Map()).set(id, call);
         if (!this.admit(call)) continue;
       }
       parsed.push(call);
@@ -346,28 +358,7 @@ export class Callee {
   private buildArguments(call: Incoming): void {
     if (!call.steps.some((s) => typeof s !== "string" && s.table !== undefined)) return;
     const ctx: DecodeContext = { ...call.ctx, budget: { nodes: Number.MAX_SAFE_INTEGER } };
-    ctx.refs = {
-      validate: () => undefined,
-      build: (type, payload) => {
-        if (type === RefRecord.Export) {
-          const [id, kind] = payload as [number, number];
-          const entry = this.conn.imports.receive(id, kind);
-          const stub = makeStub(this.conn.caller, entry, this.conn.imports);
-          (call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
-          return stub;
-        }
-        if (type === RefRecord.Return) {
-          const entry = this.conn.exports.get(payload as number);
-          if (!entry) refuse(this.conn.lostExport(payload as number));
-          return entry.value;
-        }
-        const [id, ...path] = payload as [number, ...string[]];
-        const dep = call.deps!.find((d) => d.id === id)!;
-        const value = (dep.outcome as { value: unknown }).value;
-        if (path.length === 0) return value;
-        return readFrom(this.conn.caller, value, path, 0);
-      },
-    };
+    ctx.refs = new ArgumentRefs(this.conn, call);
     buildArgs(call.steps, ctx);
   }
 
@@ -478,4 +469,38 @@ function refusedCall(id: number, error: RpcError): Incoming {
     recorded: false,
     keep: false,
   };
+}
+
+/**
+ * What the reference records of one call's arguments stand for, once the call runs (validated
+ * when its frame was read). A class, not closures made per call: see `Callee.frame`.
+ */
+class ArgumentRefs implements ReferenceResolver {
+  constructor(
+    private readonly conn: Connection,
+    private readonly call: Incoming,
+  ) {}
+
+  validate(): void {}
+
+  build(type: number, payload: unknown): unknown {
+    const { conn, call } = this;
+    if (type === RefRecord.Export) {
+      const [id, kind] = payload as [number, number];
+      const entry = conn.imports.receive(id, kind);
+      const stub = makeStub(conn.caller, entry, conn.imports);
+      (call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
+      return stub;
+    }
+    if (type === RefRecord.Return) {
+      const entry = conn.exports.get(payload as number);
+      if (!entry) refuse(conn.lostExport(payload as number));
+      return entry.value;
+    }
+    const [id, ...path] = payload as [number, ...string[]];
+    const dep = call.deps!.find((d) => d.id === id)!;
+    const value = (dep.outcome as { value: unknown }).value;
+    if (path.length === 0) return value;
+    return readFrom(conn.caller, value, path, 0);
+  }
 }

@@ -224,9 +224,11 @@ export class Caller implements CallMaker {
         stack: true,
         label: "arguments",
         maxDepth: limits.maxDepth,
-        refer: (value) => this.refer(call, value, base, path, args),
+        refer: this.referBound,
       };
       let apply: unknown;
+      const outer = this.encoding;
+      this.encoding = { call, base, path, args };
       try {
         apply = writeArgs(withSettledValues(args), ctx);
       } catch (error) {
@@ -239,6 +241,8 @@ export class Caller implements CallMaker {
         throw error instanceof RpcError || !(error instanceof Error)
           ? error
           : new RpcError("ENCODE", `Cannot encode the call: ${error.message}`, { cause: error });
+      } finally {
+        this.encoding = outer;
       }
       const step = JSON.stringify(apply);
       chain = chain.length === 2 ? `[${step}]` : `${chain.slice(0, -1)},${step}]`;
@@ -249,6 +253,18 @@ export class Caller implements CallMaker {
     }
     call.chain = chain;
   }
+
+  /**
+   * The call whose arguments are being encoded (prepare is synchronous; a lazy path passed as an
+   * argument makes a call of its own in between, hence the save and restore there), for
+   * `referBound`: one function per caller instead of a closure per call (a bundler's keepNames,
+   * on by default in wrangler, names every function made, at a cost per call).
+   */
+  private encoding: { call: OutgoingCall; base: Base; path: readonly string[]; args: readonly unknown[] } | undefined;
+  private readonly referBound = (value: object): WireRecord | Substitute | undefined => {
+    const { call, base, path, args } = this.encoding!;
+    return this.refer(call, value, base, path, args);
+  };
 
   /** The encoder's hook for values that travel by reference. */
   private refer(

@@ -18,7 +18,7 @@
  */
 import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
-import { type DecodeContext, decodeContext, fromRecords, readValue } from "./codec.js";
+import { type DecodeContext, decodeContext, fromRecords, type ReferenceResolver, readValue } from "./codec.js";
 import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
@@ -216,29 +216,35 @@ export class Connection {
   /** Decoding a reply: stubs for the peer's exports (owned by whoever awaits), our own exports back. */
   private replyContext(blobs: readonly Uint8Array[]): DecodeContext {
     const ctx = decodeContext(blobs, this.config.limits);
-    ctx.refs = {
-      validate: (type, payload) => {
-        if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
-        checkReference(type, payload);
-      },
-      build: (type, payload) => {
-        if (type === RefRecord.Export) {
-          const [id, kind] = payload as [number, number];
-          const entry = this.imports.receive(id, kind);
-          // One stub per import: the same remote object arriving twice is the same stub.
-          const known = entry.stub?.deref();
-          if (known) return known;
-          const stub = makeStub(this.caller, entry, this.imports);
-          entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
-          return stub;
-        }
-        const entry = this.exports.get(payload as number);
-        if (!entry) throw this.lostExport(payload as number);
-        return entry.value;
-      },
-    };
+    ctx.refs = this.replyRefs;
     return ctx;
   }
+
+  /**
+   * What reference records in replies stand for. Made once per connection, not per reply: a
+   * bundler's keepNames (on by default in wrangler) names every function made, at a cost per call.
+   */
+  private readonly replyRefs: ReferenceResolver = {
+    validate: (type, payload) => {
+      if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
+      checkReference(type, payload);
+    },
+    build: (type, payload) => {
+      if (type === RefRecord.Export) {
+        const [id, kind] = payload as [number, number];
+        const entry = this.imports.receive(id, kind);
+        // One stub per import: the same remote object arriving twice is the same stub.
+        const known = entry.stub?.deref();
+        if (known) return known;
+        const stub = makeStub(this.caller, entry, this.imports);
+        entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
+        return stub;
+      }
+      const entry = this.exports.get(payload as number);
+      if (!entry) throw this.lostExport(payload as number);
+      return entry.value;
+    },
+  };
 
   private receiveReleases(body: unknown): void {
     if (!Array.isArray(body)) return void this.protocol("a release frame's body must be an array of [exportId, count].");

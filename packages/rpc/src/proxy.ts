@@ -71,6 +71,8 @@ export interface StubHolder {
   readonly entry: ImportEntry;
   readonly imports: ImportTable;
   disposed: boolean;
+  /** Its `[Symbol.dispose]`, made when first read (not per stub: most are never disposed by hand). */
+  disposer?: () => void;
 }
 
 type Info = PathInfo | RootInfo | StubHolder;
@@ -280,12 +282,11 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
   const holder: StubHolder = { kind: "stub", maker, entry, imports, disposed: false };
   entry.holders++;
   const base: Base = { kind: "stub", stub: undefined as never };
-  const dispose = () => releaseHolder(holder);
   const proxy = new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
-        if (isDispose(key)) return dispose;
-        if (isAsyncDispose(key)) return async () => dispose();
+        if (isDispose(key)) return disposerOf(holder);
+        if (isAsyncDispose(key)) return async () => releaseHolder(holder);
         return undefined;
       }
       // A stub is not a promise: `await stub` yields the stub.
@@ -302,6 +303,11 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
   infos.set(proxy, holder);
   finalizer?.register(proxy, holder, holder);
   return proxy;
+}
+
+function disposerOf(holder: StubHolder): () => void {
+  holder.disposer ??= () => releaseHolder(holder);
+  return holder.disposer;
 }
 
 function dupStub(holder: StubHolder): object {

@@ -165,10 +165,23 @@ export class ServerCallee extends Callee {
   protected override record(call: Incoming, reply: Reply): void {
     const records = this.server.records!;
     const session = this.conn.session!;
-    const save = (json: string, blobs: readonly Uint8Array[]) =>
-      records.save(session, call.id, writeFrame(FrameKind.Replies, `[${json}]`, blobs), call.keep);
-    if (reply.ready) reply.ready.then((replaced) => (replaced === undefined ? save(reply.json, reply.blobs) : save(replaced, [])));
-    else this.conn.outbox.afterFlush(() => save(reply.json, reply.blobs));
+    // Inline arrows: a named one (`const save = …`) would be named again on every call by a
+    // bundler's keepNames (on by default in wrangler).
+    if (reply.ready) {
+      reply.ready.then((replaced) =>
+        records.save(
+          session,
+          call.id,
+          replaced === undefined
+            ? writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs)
+            : writeFrame(FrameKind.Replies, `[${replaced}]`, []),
+          call.keep,
+        ),
+      );
+    } else
+      this.conn.outbox.afterFlush(() =>
+        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), call.keep),
+      );
   }
 
   /** A call that never ran leaves the record: a resend on the next connection must be free to run it. */
