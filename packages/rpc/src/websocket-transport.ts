@@ -22,6 +22,26 @@ export type WebSocketConstructor = new (url: string, protocols?: string | string
 
 const OPEN = 1;
 
+/**
+ * A socket that has started closing without reporting it. The WebSocket API fires "close" only
+ * once the TCP connection is gone, and a peer (or a proxy in between) may send its close frame and
+ * never close the TCP connection: the socket then stays CLOSING with no event, and Node's
+ * WebSocket (undici) has no closing-handshake timeout of its own. Seen with `wrangler dev`: a
+ * socket the object closed within milliseconds of accepting it stayed CLOSING until the heartbeat
+ * gave up on it 40 s later, with its calls waiting. Nothing arrives on a closing socket and
+ * nothing can be sent on it, so the transport checks the socket's state every `STATE_CHECK_MS`
+ * while it is open, and ends a closing socket itself after `CLOSING_GRACE_MS`: long enough for a
+ * peer that does close the TCP connection to report its own code and reason (1008, 1009 and 1001
+ * mean something to the session), short enough that the calls are resent within seconds.
+ */
+const STATE_CHECK_MS = 1_000;
+const CLOSING_GRACE_MS = 2_000;
+
+const unref = (timer: ReturnType<typeof setTimeout>) => {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+};
+
 /** Transport factory for `url` using `WebSocketImpl`. */
 export function webSocketTransport(url: string, WebSocketImpl: WebSocketConstructor): TransportFactory {
   return (handler) => new WebSocketTransport(url, WebSocketImpl, handler);
@@ -30,6 +50,10 @@ export function webSocketTransport(url: string, WebSocketImpl: WebSocketConstruc
 class WebSocketTransport implements RpcTransport {
   private socket: WebSocketLike | undefined;
   private closed = false;
+  /** Checks the open socket's state (see `STATE_CHECK_MS`). */
+  private stateTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Ends a socket that started closing and has not reported it (see `CLOSING_GRACE_MS`). */
+  private graceTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly url: string,
@@ -57,6 +81,7 @@ class WebSocketTransport implements RpcTransport {
       let opened = false;
       socket.addEventListener("open", () => {
         opened = true;
+        this.watchState();
         resolve();
       });
       socket.addEventListener("message", (event: { data: IncomingData }) => {
@@ -92,8 +117,31 @@ class WebSocketTransport implements RpcTransport {
 
   send(frame: WireFrame): void {
     const socket = this.socket;
-    if (this.closed || !socket || socket.readyState !== OPEN) return; // reported by onClose
+    if (this.closed || !socket) return; // reported by onClose
+    if (socket.readyState !== OPEN) {
+      this.closing(); // reported by onClose, within CLOSING_GRACE_MS
+      return;
+    }
     socket.send(frame);
+  }
+
+  /** Checks every `STATE_CHECK_MS` that the open socket has not started closing unreported. */
+  private watchState(): void {
+    this.stateTimer = unref(
+      setTimeout(() => {
+        if (this.closed) return;
+        if (this.socket?.readyState === OPEN) this.watchState();
+        else this.closing();
+      }, STATE_CHECK_MS),
+    );
+  }
+
+  /** The socket started closing: its "close" event gets `CLOSING_GRACE_MS`, then the transport reports it. */
+  private closing(): void {
+    if (this.closed || this.graceTimer !== undefined) return;
+    this.graceTimer = unref(
+      setTimeout(() => this.finish(1006, "dorpc: the WebSocket started closing and its close never completed"), CLOSING_GRACE_MS),
+    );
   }
 
   close(code = 1000, reason = ""): void {
@@ -109,6 +157,8 @@ class WebSocketTransport implements RpcTransport {
   private finish(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.stateTimer !== undefined) clearTimeout(this.stateTimer);
+    if (this.graceTimer !== undefined) clearTimeout(this.graceTimer);
     this.handler.onClose(code, reason);
   }
 }
