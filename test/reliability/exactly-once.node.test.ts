@@ -292,6 +292,24 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     now.mockRestore();
   });
 
+  it("a session last seen longer than maxAge ago that resends is EXPIRED even before a sweep has deleted it (the next write may sweep its slots)", () => {
+    const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
+    const sql = nodeSql();
+    const writes = watchWrites({ sql });
+    const records = new DeliveryRecord(writes.sql, resolveDelivery({ maxAge: 2 * HOUR, flushAfter: 60_000 })!, writes);
+    records.hello(sessionA, false);
+    records.started(sessionA, 1);
+    records.save(sessionA, 1, "\u001eR[[1,0,1]]", true);
+    records.flush();
+    now.mockReturnValue(1_000 * HOUR + 30 * 60_000); // half an hour later: no sweep due yet
+    records.hello(sessionB, false);
+    records.flush();
+    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_calls WHERE session = ?", sessionA).one().n).toBe(1);
+    now.mockReturnValue(1_003 * HOUR); // A comes back three hours after it was last seen
+    expect(records.hello(sessionA, true)).toBe(false);
+    now.mockRestore();
+  });
+
   it("a session the object does not know that resends, and says it began less than maxAge ago, is not EXPIRED: its row was lost before any commit of its own", () => {
     const options = resolveDelivery({ maxAge: 2 * HOUR })!;
     const records = new DeliveryRecord(nodeSql(), options);

@@ -136,9 +136,14 @@ export class DeliveryRecord {
    */
   hello(session: string, resending: boolean, age?: number): boolean {
     const now = Date.now();
-    const known =
-      this.sessions.has(session) ||
-      (this.tablesExist() && this.sql.exec("SELECT 1 FROM _dorpc_sessions WHERE session = ?", session).toArray().length > 0);
+    // A row older than maxAge counts as gone whether or not a sweep has deleted it yet: the sweep
+    // runs with the record's next write, which may come before this session's resends are decided.
+    const row = this.sessions.has(session)
+      ? { last_at: now }
+      : this.tablesExist()
+        ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ?", session).toArray()[0]
+        : undefined;
+    const known = row !== undefined && (row.last_at as number) >= now - this.options.maxAge;
     this.touch(session, now);
     return known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
   }
