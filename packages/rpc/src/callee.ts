@@ -114,7 +114,7 @@ export class Callee {
    * (a bundler's keepNames, on by default in wrangler, names every function a frame would make,
    * at a cost per call).
    */
-  private frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
+  private readonly frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
   private readonly frameRefs: ReferenceResolver;
 
   constructor(
@@ -157,9 +157,11 @@ export class Callee {
   receive(body: unknown[][], blobs: readonly Uint8Array[]): void {
     const { limits, policy } = this.config;
     const parsed: Incoming[] = [];
-    // Reference records of this frame's calls add to `frame.deps` (see frameRefs).
-    const frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
-    this.frame = frame;
+    // Reference records of this frame's calls add to `frame.deps` (see frameRefs). Reset, not
+    // replaced: calls keep the arrays they were given, never the holder.
+    const frame = this.frame;
+    frame.byId = undefined;
+    frame.deps = undefined;
     const ctx = decodeContext(blobs, limits);
     ctx.refs = this.frameRefs;
     for (const envelope of body) {
