@@ -56,6 +56,22 @@ function setup(options: Omit<RpcClientOptions, "transport"> = {}, delivery?: Par
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Answers one statement writes: the record writes the answers of a flush as one batch row per session. */
+function answersIn(entry: NodeSql["log"][number]): number {
+  if (!entry.query.startsWith("INSERT INTO _dorpc_replies")) return 0;
+  return (JSON.parse(entry.bindings[3] as string) as unknown[]).length;
+}
+
+/** Answers written by the statements of `sql` so far, whatever rows they came in. */
+function callRows(sql: NodeSql): number {
+  return sql.log.reduce((n, entry) => n + answersIn(entry), 0);
+}
+
+/** Batch rows of `_dorpc_replies` written so far (statements that write one). */
+function batchRows(sql: NodeSql): number {
+  return sql.log.filter((entry) => answersIn(entry) > 0).length;
+}
+
 describe("a call cut by a dropped connection runs once and is answered once", () => {
   it("cut after the object ran it and before the answer arrived: answered from the record, not run again", async () => {
     using t = setup();
@@ -135,6 +151,7 @@ describe("a call cut by a dropped connection runs once and is answered once", ()
 function isHousekeeping(query: string): boolean {
   return (
     query.startsWith("CREATE TABLE IF NOT EXISTS _dorpc") ||
+    query.startsWith("DROP TABLE IF EXISTS _dorpc") ||
     query.startsWith("SELECT") ||
     query.startsWith("DELETE") ||
     query.includes("VALUES ('', ?)")
@@ -145,12 +162,12 @@ describe("when the record is written, against the reply", () => {
   /** For each row the record writes, how many frames the object had sent by then. */
   function watchRows(t: ReturnType<typeof setup>): number[] {
     const sentAtWrite: number[] = [];
-    const statements = t.sql.statements;
-    const push = statements.push.bind(statements);
-    statements.push = (...queries: string[]) => {
-      for (const query of queries)
-        if (query.startsWith("INSERT INTO _dorpc_calls")) sentAtWrite.push(t.faults.last.paired.sentByServer.length);
-      return push(...queries);
+    const log = t.sql.log;
+    const push = log.push.bind(log);
+    log.push = (...entries: NodeSql["log"]) => {
+      for (const entry of entries)
+        for (let answer = answersIn(entry); answer > 0; answer--) sentAtWrite.push(t.faults.last.paired.sentByServer.length);
+      return push(...entries);
     };
     return sentAtWrite;
   }
@@ -159,7 +176,7 @@ describe("when the record is written, against the reply", () => {
   it("a call during which nothing was written: its reply leaves at once and its row waits in memory, written within flushAfter ms", async () => {
     using t = setup();
     await t.client.increment(); // the connection is open: its frames are counted from here
-    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    await vi.waitFor(() => expect(callRows(t.sql)).toBe(1));
     const sentAtWrite = watchRows(t);
     const before = t.faults.last.paired.sentByServer.length;
     expect(await t.client.increment()).toBe(2); // Service.increment changes memory only
@@ -179,19 +196,23 @@ describe("when the record is written, against the reply", () => {
     using t = setup({}, NEVER);
     await t.client.increment();
     await t.client.increment();
-    const rows = () => t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    const rows = () => callRows(t.sql);
     expect(rows()).toBe(0);
-    const from = t.sql.statements.length;
+    const from = t.sql.log.length;
     expect(await t.client.store(7)).toBe(7);
-    const order = t.sql.statements
+    const order = t.sql.log
       .slice(from)
-      .filter((q) => !isHousekeeping(q))
-      .map((q) =>
-        q.startsWith("INSERT INTO _dorpc_calls") ? "row" : q.startsWith("INSERT INTO _dorpc_sessions") ? "session" : q.split(" (")[0],
+      .filter((entry) => !isHousekeeping(entry.query))
+      .map((entry) =>
+        entry.query.startsWith("INSERT INTO _dorpc_replies")
+          ? `answers: ${answersIn(entry)}`
+          : entry.query.startsWith("INSERT INTO _dorpc_sessions")
+            ? "session"
+            : entry.query.split(" (")[0],
       );
-    // The session's row and both waiting rows, then store's own writes, then store's row (it
-    // wrote, so it is not deferred).
-    expect(order).toEqual(["session", "row", "row", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "row"]);
+    // The session's row and both waiting answers (one batch row), then store's own writes, then
+    // store's answer (it wrote, so it is not kept waiting).
+    expect(order).toEqual(["session", "answers: 2", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "answers: 1"]);
   });
 
   it("a method that wrote storage: its row is written in the turn of its reply, just after it (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
@@ -219,7 +240,7 @@ describe("when the record is written, against the reply", () => {
   it("a recorded call whose caller left before it answered: its row is still written (for the resend on the next connection)", async () => {
     using t = setup();
     await t.client.increment();
-    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    await vi.waitFor(() => expect(callRows(t.sql)).toBe(1));
     const sentAtWrite = watchRows(t);
     t.faults.cutOnReply = 1;
     expect(await t.client.increment()).toBe(2);
@@ -230,7 +251,7 @@ describe("when the record is written, against the reply", () => {
   it("calls of one frame: one reply frame, then their rows, written together", async () => {
     using t = setup();
     await t.client.increment();
-    await vi.waitFor(() => expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls"))).toHaveLength(1));
+    await vi.waitFor(() => expect(callRows(t.sql)).toBe(1));
     const sentAtWrite = watchRows(t);
     const before = t.faults.last.paired.sentByServer.length;
     expect(await Promise.all([t.client.increment(), t.client.increment(), t.client.increment()])).toEqual([2, 3, 4]);
@@ -240,9 +261,12 @@ describe("when the record is written, against the reply", () => {
   it("at most 256 rows wait (the session's row counts): more are written at once", async () => {
     using t = setup({}, NEVER);
     await Promise.all(Array.from({ length: 300 }, () => t.client.increment()));
-    const rows = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    const rows = callRows(t.sql);
     const sessions = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)")).length;
     expect([sessions, rows]).toEqual([1, 255]);
+    // The 255 answers of one session: one batch row.
+    expect(batchRows(t.sql)).toBe(1);
+    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_replies").one().n).toBe(1);
   });
 
   it("a new connection's hello writes nothing: the session's row waits with the rows, and is written first", async () => {
@@ -255,7 +279,7 @@ describe("when the record is written, against the reply", () => {
     expect(written.map((q) => q.slice(0, 25))).toEqual([
       "INSERT INTO _dorpc_sessio", // the sweep's mark (a new object's first write)
       "INSERT INTO _dorpc_sessio", // the session
-      "INSERT INTO _dorpc_calls ",
+      "INSERT INTO _dorpc_replie",
     ]);
     expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_sessions WHERE session <> ''").one().n).toBe(1);
   });
@@ -271,7 +295,9 @@ describe("the record's age limit (maxAge) and its sweep", () => {
   const HOUR = 3_600_000;
   const sessionA = "AAAAAAAAAAAAAAAAAAAAAA";
   const sessionB = "BBBBBBBBBBBBBBBBBBBBBB";
-  const deletes = (statements: readonly string[]) => statements.filter((q) => q.startsWith("DELETE")).length;
+  /** The sweep's deletes (not the pruning of a session's old batches, which names one session). */
+  const deletes = (statements: readonly string[]) =>
+    statements.filter((q) => q.startsWith("DELETE") && !q.includes("WHERE session = ?")).length;
 
   it("a session idle longer than maxAge is forgotten by the next sweep: its resends are EXPIRED, never run", () => {
     const now = vi.spyOn(Date, "now").mockReturnValue(1_000 * HOUR);
@@ -282,10 +308,10 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     records.started(sessionA, 1);
     records.save(sessionA, 1, "\u001eR[[1,0,1]]", true);
     expect(records.decide(sessionA, 1, 1, true, false)).toMatchObject({ kind: "replay" });
-    // Three hours later another session connects: the sweep forgets A (and its slots).
+    // Three hours later another session connects: the sweep forgets A (and its answers).
     now.mockReturnValue(1_003 * HOUR);
     records.hello(sessionB, false);
-    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n).toBe(0);
+    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_replies").one().n).toBe(0);
     // A comes back resending: unknown, so its calls cannot be trusted.
     expect(records.hello(sessionA, true)).toBe(false);
     expect(records.decide(sessionA, 1, 1, true, true)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
@@ -304,7 +330,7 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     now.mockReturnValue(1_000 * HOUR + 30 * 60_000); // half an hour later: no sweep due yet
     records.hello(sessionB, false);
     records.flush();
-    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_calls WHERE session = ?", sessionA).one().n).toBe(1);
+    expect(sql.exec("SELECT count(*) AS n FROM _dorpc_replies WHERE session = ?", sessionA).one().n).toBe(1);
     now.mockReturnValue(1_003 * HOUR); // A comes back three hours after it was last seen
     expect(records.hello(sessionA, true)).toBe(false);
     now.mockRestore();
@@ -400,9 +426,9 @@ describe("what the record refuses", () => {
   it("a read (readOnly) is not recorded: its resend simply runs again", async () => {
     using t = setup();
     await t.client.increment();
-    const writesBefore = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
+    const writesBefore = callRows(t.sql);
     expect(await t.client.peek()).toBe(1);
-    expect(t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length).toBe(writesBefore);
+    expect(callRows(t.sql)).toBe(writesBefore);
     t.faults.cutOnReply = 1;
     expect(await t.client.peek()).toBe(1);
     expect(t.service.runsOf("peek")).toBe(3);
@@ -411,22 +437,80 @@ describe("what the record refuses", () => {
   it("each recorded call costs at most one row write; the record stays bounded by the window", async () => {
     using t = setup({}, { window: 16, flushAfter: 0 });
     for (let i = 0; i < 100; i++) await t.client.increment();
-    const inserts = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
-    expect(inserts).toBe(100);
-    const rows = t.sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n;
-    expect(rows).toBe(16);
+    // flushAfter: 0 writes each answer in the turn of its reply: one batch row per call.
+    expect([callRows(t.sql), batchRows(t.sql)]).toEqual([100, 100]);
+    // Batches older than the window go every window / 4 calls: 16 to 20 rows stay, never fewer
+    // than the window's calls.
+    const rows = t.sql.exec("SELECT count(*) AS n FROM _dorpc_replies").one().n as number;
+    expect(rows).toBeGreaterThanOrEqual(16);
+    expect(rows).toBeLessThanOrEqual(16 + 4);
+    expect(t.sql.exec("SELECT min(last) AS n FROM _dorpc_replies").one().n).toBeLessThanOrEqual(100 - 16 + 1);
   });
 
-  it("rows waiting in memory for the same slot: only the latest is written", async () => {
+  it("answers waiting in memory are written as one batch row per session, bounded by the window", async () => {
     using t = setup({}, { window: 16, flushAfter: 60_000 });
     for (let i = 0; i < 100; i++) await t.client.increment();
-    await t.client.store(1); // writes the waiting rows: one per slot
-    const inserts = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_calls")).length;
-    expect(inserts).toBe(16 + 1);
-    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_calls").one().n).toBe(16);
+    await t.client.store(1); // writes the waiting answers, then store's own
+    expect([callRows(t.sql), batchRows(t.sql)]).toEqual([101, 2]);
+    for (let i = 0; i < 40; i++) await t.client.store(1); // one row each; the old ones are pruned
+    const kept = t.sql.exec("SELECT first, last FROM _dorpc_replies ORDER BY last").toArray();
+    expect(kept.length).toBeLessThanOrEqual(16 + 4);
+    expect(kept.some((row) => row.first === 1)).toBe(false); // the 100-answer batch fell out of the window
     t.faults.cutOnReply = 1;
     expect(await t.client.increment()).toBe(101); // still answered from the record after a cut
     expect(t.service.runsOf("increment")).toBe(101);
+  });
+});
+
+describe("batch rows", () => {
+  const session = "AAAAAAAAAAAAAAAAAAAAAA";
+  const RETRY = 1;
+
+  it("answers are found whichever batch holds them, when a slow call's batch overlaps faster ones; text, bytes and markers", () => {
+    const sql = nodeSql();
+    const writes = watchWrites({ sql });
+    const records = new DeliveryRecord(writes.sql, resolveDelivery({ flushAfter: 60_000 })!, writes);
+    records.hello(session, false);
+    for (const id of [1, 2, 3]) records.started(session, id);
+    records.save(session, 1, "\u001eR[[1,0,1]]", true);
+    records.save(session, 3, '\u001eR[[3,0,"é✓"]]', false); // ran, answer not kept
+    records.flush(); // batch {1, 3}: its range covers 2, which is still running
+    records.started(session, 4);
+    const bytes = new Uint8Array([1, 2, 3, 250]);
+    records.save(session, 2, bytes, true);
+    records.save(session, 4, '\u001eR[[4,0,"é✓"]]', true);
+    records.flush(); // batch {2, 4}
+    expect(sql.exec("SELECT first, last FROM _dorpc_replies ORDER BY last").toArray()).toEqual([
+      { first: 1, last: 3 },
+      { first: 2, last: 4 },
+    ]);
+    expect(records.decide(session, 1, RETRY, true, false)).toEqual({ kind: "replay", frame: "\u001eR[[1,0,1]]" });
+    expect(records.decide(session, 2, RETRY, true, false)).toEqual({ kind: "replay", frame: bytes });
+    expect(records.decide(session, 3, RETRY, true, false)).toMatchObject({ kind: "refuse", error: { code: "DISCONNECTED" } });
+    expect(records.decide(session, 4, RETRY, true, false)).toEqual({ kind: "replay", frame: '\u001eR[[4,0,"é✓"]]' });
+    expect(records.decide(session, 5, RETRY, true, false)).toEqual({ kind: "run", record: true }); // never ran
+    expect(records.decide("BBBBBBBBBBBBBBBBBBBBBB", 4, RETRY, true, false)).toEqual({ kind: "run", record: true }); // another session's
+  });
+
+  it("a batch row holds at most about 1 MiB of answers: more are cut into several rows", () => {
+    const sql = nodeSql();
+    const options = resolveDelivery({ flushAfter: 60_000, maxResultBytes: 400_000 })!;
+    const records = new DeliveryRecord(sql, options, watchWrites({ sql }));
+    records.hello(session, false);
+    const big = `\u001eR[[0,0,"${"x".repeat(300_000)}"]]`;
+    for (let id = 1; id <= 3; id++) {
+      records.started(session, id);
+      records.save(session, id, big, true);
+    }
+    expect(callRows(sql)).toBe(0); // waiting (under 1 MiB)
+    records.started(session, 4);
+    records.save(session, 4, big, true); // 1.2 MB waiting: written at once, in two rows
+    const rows = sql.exec("SELECT first, last, length(frames) AS bytes FROM _dorpc_replies ORDER BY last").toArray();
+    expect(rows.map((row) => [row.first, row.last, row.bytes])).toEqual([
+      [1, 3, 3 * big.length], // the fourth would pass 1 MiB
+      [4, 4, big.length],
+    ]);
+    for (let id = 1; id <= 4; id++) expect(records.decide(session, id, RETRY, true, false)).toEqual({ kind: "replay", frame: big });
   });
 });
 

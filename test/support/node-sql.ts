@@ -11,13 +11,22 @@ type Row = Record<string, SqlValue>;
 export interface NodeSql extends Sql {
   /** Statements run, for tests that count writes. */
   readonly statements: string[];
+  /** The same statements with their bindings. */
+  readonly log: { query: string; bindings: unknown[] }[];
 }
+
+/** Durable Object SQL's limit on bound parameters per statement (developers.cloudflare.com/durable-objects/platform/limits/). */
+const MAX_BINDINGS = 100;
 
 export function nodeSql(): NodeSql {
   const db = new DatabaseSync(":memory:");
   const statements: string[] = [];
+  const log: NodeSql["log"] = [];
   const exec = (query: string, ...bindings: unknown[]) => {
+    // As in workerd: a Durable Object's SQL binds at most 100 parameters per statement.
+    if (bindings.length > MAX_BINDINGS) throw new Error(`too many SQL variables: ${bindings.length} (at most ${MAX_BINDINGS})`);
     statements.push(query);
+    log.push({ query, bindings });
     const args = bindings.map((b) => (b instanceof ArrayBuffer ? new Uint8Array(b) : b)) as never[];
     const statement = db.prepare(query);
     let rows: Row[] = [];
@@ -40,5 +49,5 @@ export function nodeSql(): NodeSql {
       [Symbol.iterator]: () => rows[Symbol.iterator](),
     };
   };
-  return { exec, statements } as unknown as NodeSql;
+  return { exec, statements, log } as unknown as NodeSql;
 }

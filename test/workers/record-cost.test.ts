@@ -16,8 +16,11 @@ interface Tally {
 }
 
 /** Counts the rows of every statement run through this object's `ctx.storage.sql` from now on. */
-async function tally(name: string): Promise<() => Promise<Tally>> {
-  await runInDurableObject(env.COUNTER.getByName(name), (_instance, state) => {
+async function tally(
+  name: string,
+  namespace: DurableObjectNamespace<Counter> | DurableObjectNamespace<PatientCounter> = env.COUNTER,
+): Promise<() => Promise<Tally>> {
+  await runInDurableObject(namespace.getByName(name), (_instance, state) => {
     const sql = state.storage.sql;
     const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
     const exec = sql.exec.bind(sql);
@@ -32,7 +35,7 @@ async function tally(name: string): Promise<() => Promise<Tally>> {
       rowsWritten: cursors.reduce((sum, c) => sum + c.rowsWritten, 0),
     });
   });
-  return () => runInDurableObject(env.COUNTER.getByName(name), () => (globalThis as { __tally?: () => Tally }).__tally!());
+  return () => runInDurableObject(namespace.getByName(name), () => (globalThis as { __tally?: () => Tally }).__tally!());
 }
 
 describe("the delivery record's storage cost", () => {
@@ -56,24 +59,44 @@ describe("the delivery record's storage cost", () => {
     });
     // 100 increments: one upsert each, written with the increment's own write (KV, not counted here).
     expect(delta(start, calls)).toEqual({ statements: 100, rowsRead: 0, rowsWritten: 100 });
-    // A new session's Hello (a lookup and an upsert of its session row) and its first call.
-    expect(delta(calls, connection)).toEqual({ statements: 3, rowsRead: 0, rowsWritten: 2 });
+    // A new session's Hello (a lookup and an upsert of its session row), its first call, and
+    // the first pruning of the session's old answers in this instance (none: it reads the one row).
+    expect(delta(calls, connection)).toEqual({ statements: 4, rowsRead: 1, rowsWritten: 2 });
     console.log(
       `record cost: per call ${JSON.stringify(delta(start, calls))} for 100 calls; a new connection and its first call ${JSON.stringify(delta(calls, connection))}; first use of the object ${JSON.stringify(start)}`,
     );
   });
 });
 
+/** Answers recorded in `_dorpc_replies` (a SELECT: it does not count as a write). */
+const ANSWERS = "SELECT coalesce(sum(json_array_length(ids)), 0) AS n FROM _dorpc_replies";
+
 describe("rows of calls that write nothing", () => {
-  /** Rows of `_dorpc_calls` in the object (a SELECT: it does not count as a write). */
+  /** Answers recorded in the object, 0 before its tables exist. */
   const rows = (name: string) =>
     runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
       try {
-        return state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM _dorpc_calls").one().n;
+        return state.storage.sql.exec<{ n: number }>(ANSWERS).one().n;
       } catch {
         return 0; // no table yet
       }
     });
+
+  it("are written as one row: 100 calls that wrote nothing, then a write, cost 2 rows written (their batch, the write's answer)", async () => {
+    const name = uniqueName("patient-batch");
+    const read = await tally(name, env.PATIENT_COUNTER); // before the record watches the storage
+    using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    await client.increment(); // the tables, the sweep, the session: written now
+    const before = await read();
+    for (let i = 0; i < 100; i++) await client.getValue();
+    await client.increment(); // its write writes the 100 waiting answers first, as one row
+    const after = await read();
+    expect({ statements: after.statements - before.statements, rowsWritten: after.rowsWritten - before.rowsWritten }).toEqual({
+      statements: 2,
+      rowsWritten: 2,
+    });
+    expect(await rows(name)).toBe(102);
+  });
 
   it("wait in memory, and any write made through ctx.storage — here by code outside any call, as an alarm would — writes them first", async () => {
     const name = uniqueName("patient");
@@ -122,7 +145,7 @@ describe("rows of calls that write nothing", () => {
     await vi.waitFor(async () => {
       const n = await runInDurableObject(
         env.COUNTER.getByName(name),
-        (_instance, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM _dorpc_calls").one().n,
+        (_instance, state) => state.storage.sql.exec<{ n: number }>(ANSWERS).one().n,
       );
       expect(n).toBe(20);
     });

@@ -7,12 +7,17 @@
  *  - recorded → the stored answer is sent again, the method does not run;
  *  - still running (its first connection dropped while it ran) → answered when it finishes;
  *  - never ran → it runs now;
- *  - cannot be known (its record slot was reused, or the whole session expired) → `EXPIRED`.
+ *  - cannot be known (`window` or more later calls of its session were recorded since, or the
+ *    whole session expired) → `EXPIRED`.
  *
- * The record is bounded without a per-call scan: each session has `window` slots, call `id` goes
- * to slot `id % window` and a slot keeps the highest id written to it, so an old record is
- * overwritten, never searched for. Sessions idle for `maxAge` are swept at most once an hour
- * (per object, across restarts).
+ * The answers are written in batches: one row of `_dorpc_replies` per session and write holds
+ * the answers of every call of that session written then (a batch of the ≤ `flushAfter` ms of
+ * calls that wrote nothing is one row, not one per call: rows written are what Durable Objects
+ * bill). A session keeps the batches of its last `window` calls: a batch whose newest call is
+ * `window` or more calls older than the session's newest recorded call is deleted (checked every
+ * `window / 4` calls, so the record holds at most about 1.25 × `window` calls' answers), and a
+ * resend of a call that old is refused (EXPIRED), whether or not its batch is still there.
+ * Sessions idle for `maxAge` are swept at most once an hour (per object, across restarts).
  *
  * When a call's row is written (see `save`): a call during which the object's storage was written
  * (by it or by anything else) has its row written at once, in the same turn as its reply, so in
@@ -59,12 +64,22 @@ const SWEEP_EVERY = 3_600_000;
 const FLUSH_ROWS = 256;
 const FLUSH_BYTES = 1 << 20;
 
-/** A row waiting in memory. */
+/** An answer waiting in memory for its batch to be written. */
 interface Row {
   readonly session: string;
   readonly id: number;
   readonly stored: string | ArrayBuffer;
 }
+
+/** How an answer is kept in a batch's `frames` blob (the kind in its `ids` entry). */
+enum Kept {
+  Text = 0,
+  Binary = 1,
+  NotKept = 2,
+}
+
+/** A batch row's answers are cut into several rows past this many bytes (a Durable Object row holds at most 2 MB). */
+const BATCH_BYTES = 1 << 20;
 
 /** A recorded call still running: the storage writes counted when it was admitted, and its waiters. */
 interface Running {
@@ -78,9 +93,11 @@ export class DeliveryRecord {
   private created = false;
   /** Recorded calls still running, by `session:id`: a resend waits for them. */
   private readonly running = new Map<string, Running>();
-  /** Rows not written yet, by `session:slot` (a slot keeps the highest id, as in the table). */
-  private readonly pending = new Map<string, Row>();
+  /** Answers not written yet, in the order they were saved. */
+  private pending: Row[] = [];
   private pendingBytes = 0;
+  /** Per session: the call id at which its old batches are next deleted (see `prune`). */
+  private readonly pruneAt = new Map<string, number>();
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -108,7 +125,7 @@ export class DeliveryRecord {
   private tablesExist(): boolean {
     if (this.created) return true;
     const row = this.sql
-      .exec("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('_dorpc_calls', '_dorpc_sessions')")
+      .exec("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('_dorpc_replies', '_dorpc_sessions')")
       .toArray()[0];
     this.created = row?.n === 2;
     return this.created;
@@ -116,9 +133,13 @@ export class DeliveryRecord {
 
   private ensure(): void {
     if (this.created) return;
+    // `last`/`first`: the newest and oldest call id of the batch; `ids`: JSON [[id, kind, bytes], …]
+    // in the order of `frames`, the answers' bytes one after another (kind: Kept).
     this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS _dorpc_calls (session TEXT NOT NULL, slot INTEGER NOT NULL, id INTEGER NOT NULL, frame BLOB NOT NULL, PRIMARY KEY (session, slot)) WITHOUT ROWID",
+      "CREATE TABLE IF NOT EXISTS _dorpc_replies (session TEXT NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, ids TEXT NOT NULL, frames BLOB NOT NULL, PRIMARY KEY (session, last)) WITHOUT ROWID",
     );
+    // The one-row-per-call table of earlier versions (0.1), if the object has one.
+    this.sql.exec("DROP TABLE IF EXISTS _dorpc_calls");
     this.sql.exec("CREATE TABLE IF NOT EXISTS _dorpc_sessions (session TEXT PRIMARY KEY, last_at INTEGER NOT NULL) WITHOUT ROWID");
     this.created = true;
   }
@@ -161,12 +182,15 @@ export class DeliveryRecord {
       return { kind: "wait", until: running.done };
     }
     this.flush();
-    const row = this.tablesExist()
-      ? this.sql.exec("SELECT id, frame FROM _dorpc_calls WHERE session = ? AND slot = ?", session, id % this.options.window).toArray()[0]
-      : undefined;
-    if (!row || (row.id as number) < id) return RUN_RECORDED; // never ran: ids only grow
-    if ((row.id as number) > id) return { kind: "refuse", error: expired(id) };
-    const frame = row.frame;
+    if (!this.tablesExist()) return RUN_RECORDED;
+    const newest = this.sql.exec("SELECT max(last) AS n FROM _dorpc_replies WHERE session = ?", session).toArray()[0]?.n as
+      | number
+      | null
+      | undefined;
+    if (newest == null || newest < id) return RUN_RECORDED; // never ran: ids only grow
+    if (newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
+    const frame = this.lookup(session, id);
+    if (frame === undefined) return RUN_RECORDED; // a later call was recorded, this one never was
     if (frame === NOT_KEPT) {
       return {
         kind: "refuse",
@@ -176,7 +200,33 @@ export class DeliveryRecord {
         ),
       };
     }
-    return { kind: "replay", frame: typeof frame === "string" ? frame : new Uint8Array(frame as ArrayBuffer) };
+    return { kind: "replay", frame };
+  }
+
+  /**
+   * The recorded answer of call `id`, or `undefined` when no batch holds it. Batches overlap when
+   * a slow call is written after faster later ones, so every batch whose range covers `id` is
+   * read (their `ids` only; the frames of the one that holds it).
+   */
+  private lookup(session: string, id: number): WireFrame | typeof NOT_KEPT | undefined {
+    const candidates = this.sql
+      .exec("SELECT last, ids FROM _dorpc_replies WHERE session = ? AND last >= ? AND first <= ?", session, id, id)
+      .toArray();
+    for (const candidate of candidates) {
+      const entries = JSON.parse(candidate.ids as string) as [id: number, kind: Kept, bytes: number][];
+      let offset = 0;
+      for (const [entryId, kind, bytes] of entries) {
+        if (entryId === id) {
+          if (kind === Kept.NotKept) return NOT_KEPT;
+          const frames = this.sql.exec("SELECT frames FROM _dorpc_replies WHERE session = ? AND last = ?", session, candidate.last).one()
+            .frames as ArrayBuffer;
+          const answer = new Uint8Array(frames, offset, bytes);
+          return kind === Kept.Text ? new TextDecoder().decode(answer) : answer.slice();
+        }
+        offset += bytes;
+      }
+    }
+    return undefined;
   }
 
   /** A recorded call is about to run: resends of it wait until `save`. */
@@ -192,12 +242,11 @@ export class DeliveryRecord {
   save(session: string, id: number, frame: WireFrame, keep: boolean): void {
     const size = typeof frame === "string" ? frame.length : frame.byteLength;
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : typeof frame === "string" ? frame : frame.slice().buffer;
-    const row: Row = { session, id, stored };
+    this.pending.push({ session, id, stored });
+    this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(`${session}:${id}`);
-    if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
-      this.flush();
-      this.write(row);
-    } else this.defer(row, typeof stored === "string" ? stored.length : stored.byteLength);
+    if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) this.flush();
+    else this.waitOrFlush();
     const now = Date.now();
     if (now - (this.touched.get(session) ?? 0) > 300_000) this.touch(session, now);
     this.release(session, id);
@@ -224,11 +273,17 @@ export class DeliveryRecord {
       this.sessions.clear();
       for (const [session, lastAt] of sessions) this.writeSession(session, lastAt);
     }
-    if (this.pending.size === 0) return;
-    const rows = [...this.pending.values()];
-    this.pending.clear();
+    if (this.pending.length === 0) return;
+    const rows = this.pending;
+    this.pending = [];
     this.pendingBytes = 0;
-    for (const row of rows) this.write(row);
+    const bySession = new Map<string, Row[]>();
+    for (const row of rows) {
+      const list = bySession.get(row.session);
+      if (list) list.push(row);
+      else bySession.set(row.session, [row]);
+    }
+    for (const [session, list] of bySession) this.writeBatch(session, list);
   }
 
   /** Notes that `session` was seen at `now`: its row is written with the waiting rows. */
@@ -242,18 +297,9 @@ export class DeliveryRecord {
     this.waitOrFlush();
   }
 
-  private defer(row: Row, bytes: number): void {
-    const key = `${row.session}:${row.id % this.options.window}`;
-    const earlier = this.pending.get(key);
-    if (earlier && earlier.id > row.id) return;
-    this.pending.set(key, row);
-    this.pendingBytes += bytes;
-    this.waitOrFlush();
-  }
-
   /** Flushes when too much waits, else makes sure the timer will. */
   private waitOrFlush(): void {
-    if (this.pending.size + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
+    if (this.pending.length + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
     else this.timer ??= setTimeout(() => this.flushLater(), this.options.flushAfter);
   }
 
@@ -282,15 +328,61 @@ export class DeliveryRecord {
     );
   }
 
-  private write(row: Row): void {
+  /**
+   * Writes the answers of one session as batch rows (one, unless they pass BATCH_BYTES), then
+   * deletes the session's batches that fell out of its window, every `window / 4` calls.
+   */
+  private writeBatch(session: string, rows: readonly Row[]): void {
     this.beforeWrite();
-    this.sql.exec(
-      "INSERT INTO _dorpc_calls (session, slot, id, frame) VALUES (?, ?, ?, ?) ON CONFLICT(session, slot) DO UPDATE SET id = excluded.id, frame = excluded.frame WHERE excluded.id > _dorpc_calls.id",
-      row.session,
-      row.id % this.options.window,
-      row.id,
-      row.stored,
-    );
+    const encoder = new TextEncoder();
+    let start = 0;
+    while (start < rows.length) {
+      const entries: [number, Kept, number][] = [];
+      const parts: Uint8Array[] = [];
+      let bytes = 0;
+      let first = Number.MAX_SAFE_INTEGER;
+      let last = 0;
+      let end = start;
+      for (; end < rows.length && (end === start || bytes < BATCH_BYTES); end++) {
+        const { id, stored } = rows[end]!;
+        const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : new Uint8Array(stored);
+        if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
+        entries.push([id, stored === NOT_KEPT ? Kept.NotKept : typeof stored === "string" ? Kept.Text : Kept.Binary, part.byteLength]);
+        parts.push(part);
+        bytes += part.byteLength;
+        if (id < first) first = id;
+        if (id > last) last = id;
+      }
+      const frames = new Uint8Array(bytes);
+      let offset = 0;
+      for (const part of parts) {
+        frames.set(part, offset);
+        offset += part.byteLength;
+      }
+      // A resend that ran again is written again: its batch replaces the one of the same newest id.
+      this.sql.exec(
+        "INSERT INTO _dorpc_replies (session, last, first, ids, frames) VALUES (?, ?, ?, ?, ?) ON CONFLICT(session, last) DO UPDATE SET first = excluded.first, ids = excluded.ids, frames = excluded.frames",
+        session,
+        last,
+        first,
+        JSON.stringify(entries),
+        frames.buffer,
+      );
+      this.prune(session, last);
+      start = end;
+    }
+  }
+
+  /**
+   * Deletes `session`'s batches older than its window: at its first write in this instance (an
+   * object that hibernates between calls forgets when it last did), then once every `window / 4`
+   * calls.
+   */
+  private prune(session: string, last: number): void {
+    const at = this.pruneAt.get(session);
+    if (at !== undefined && last < at) return;
+    this.pruneAt.set(session, last + Math.max(1, this.options.window >> 2));
+    this.sql.exec("DELETE FROM _dorpc_replies WHERE session = ? AND last <= ?", session, last - this.options.window);
   }
 
   /**
@@ -311,10 +403,12 @@ export class DeliveryRecord {
       now,
     );
     const cutoff = now - this.options.maxAge;
-    this.sql.exec("DELETE FROM _dorpc_calls WHERE session IN (SELECT session FROM _dorpc_sessions WHERE last_at < ?)", cutoff);
+    this.sql.exec("DELETE FROM _dorpc_replies WHERE session IN (SELECT session FROM _dorpc_sessions WHERE last_at < ?)", cutoff);
     this.sql.exec("DELETE FROM _dorpc_sessions WHERE last_at < ?", cutoff);
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 function expired(id: number): RpcError {
   return new RpcError(
