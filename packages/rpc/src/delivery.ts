@@ -68,7 +68,7 @@ const FLUSH_BYTES = 1 << 20;
 interface Row {
   readonly session: string;
   readonly id: number;
-  readonly stored: string | ArrayBuffer;
+  readonly stored: string | Uint8Array;
 }
 
 /** How an answer is kept in a batch's `frames` blob (the kind in its `ids` entry). */
@@ -237,11 +237,12 @@ export class DeliveryRecord {
   /**
    * A recorded call answered: store the frame that carries its answer (or a marker). Written now
    * when the storage was written while the call ran (or there is no watch), else kept in memory
-   * until the next write or `flushAfter` ms.
+   * until the next write or `flushAfter` ms. A binary frame is kept as it is, not copied: the
+   * caller hands it over (server-callee.ts builds one for the record alone).
    */
   save(session: string, id: number, frame: WireFrame, keep: boolean): void {
     const size = typeof frame === "string" ? frame.length : frame.byteLength;
-    const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : typeof frame === "string" ? frame : frame.slice().buffer;
+    const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(`${session}:${id}`);
@@ -345,7 +346,7 @@ export class DeliveryRecord {
       let end = start;
       for (; end < rows.length && (end === start || bytes < BATCH_BYTES); end++) {
         const { id, stored } = rows[end]!;
-        const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : new Uint8Array(stored);
+        const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
         if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
         entries.push([id, stored === NOT_KEPT ? Kept.NotKept : typeof stored === "string" ? Kept.Text : Kept.Binary, part.byteLength]);
         parts.push(part);
