@@ -73,6 +73,8 @@ describe("what the smallest page bundles", () => {
       "blobs.js",
       "byte-records.js",
       "bytes.js",
+      "call-timeouts.js",
+      "call-writer.js",
       "callee.js", // the client serves callbacks it passes and what it exposes
       "caller.js",
       "chain.js",

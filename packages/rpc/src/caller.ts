@@ -1,7 +1,9 @@
 /**
  * The caller half of a connection: the calls this end makes. One implementation for both ends:
  * a client's session owns one for its whole life (calls survive reconnects), a Durable Object
- * has one per socket (pushes and callbacks it calls on that client).
+ * has one per socket (pushes and callbacks it calls on that client). What a call is on the wire
+ * (its chain, arguments and the references they carry) is written by call-writer.ts; the timer
+ * behind every call's timeout is call-timeouts.ts.
  *
  * Invariants:
  *  - A call is sent when it is made: encoded at once (so later mutation of an argument does not
@@ -20,15 +22,15 @@
  *
  * Internal module.
  */
-import { type EncodeContext, resolveBlobs, Substitute, writeArgs } from "./codec.js";
+import { DEFER, envelope, lostReference, writeCall } from "./call-writer.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, FrameKind, RefRecord, type WireRecord } from "./envelopes.js";
+import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { type Base, OutgoingCall } from "./outgoing-call.js";
-import { type CallMaker, type CallOptions, followData, proxyInfo, readFrom, type StubHolder, stubEnded, stubHolder } from "./proxy.js";
+import type { CallMaker, CallOptions } from "./proxy.js";
 import type { ExportTable } from "./references.js";
-import { RpcTarget } from "./rpc-target.js";
+import { CallTimeouts } from "./call-timeouts.js";
 
 export interface CallerOptions {
   /** Default per-call timeout in ms; 0 disables. */
@@ -56,25 +58,6 @@ export interface CallerOptions {
  */
 export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => RpcError | Promise<RpcError | undefined> | undefined;
 
-const NO_BLOBS: Uint8Array[] = [];
-
-const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
-  if (timer !== undefined) clearTimeout(timer);
-};
-
-const unref = (timer: ReturnType<typeof setTimeout>) => {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
-};
-
-/** Thrown inside the encoder when an argument depends on a call that left in an earlier frame. */
-const DEFER = Symbol("defer");
-
-/** Thrown inside the encoder when an argument depends on a call that failed: its error, as is. */
-class DependencyFailed {
-  constructor(readonly error: unknown) {}
-}
-
 export class Caller implements CallMaker {
   private nextId = 1;
   /** Calls made and not settled (queued or waiting for a reply), by id. */
@@ -87,8 +70,12 @@ export class Caller implements CallMaker {
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
   private argsCheck: ArgsCheck | undefined;
+  /** One timer for every call's timeout. */
+  private readonly timeouts: CallTimeouts;
 
-  constructor(private readonly options: CallerOptions) {}
+  constructor(private readonly options: CallerOptions) {
+    this.timeouts = new CallTimeouts(this, options);
+  }
 
   /** Checks the arguments of every call on the root with `check` before it is sent. */
   checkArgsWith(check: ArgsCheck): void {
@@ -133,7 +120,7 @@ export class Caller implements CallMaker {
     if (checked instanceof RpcError) return failedCall(checked);
     const call = new OutgoingCall(this.nextId++);
     try {
-      this.prepare(call, base, path, args);
+      writeCall(this, this.options, call, base, path, args);
     } catch (error) {
       this.unpin(call);
       call.settle(false, error);
@@ -142,7 +129,7 @@ export class Caller implements CallMaker {
     }
     this.pending.set(call.id, call);
     if (options) this.configure(call, options);
-    else if (this.options.timeout > 0) this.arm(call, this.options.timeout);
+    else if (this.options.timeout > 0) this.timeouts.arm(call, this.options.timeout);
     if (checked) this.hold(call, checked);
     this.queue.push(call);
     this.scheduleFlush();
@@ -153,7 +140,7 @@ export class Caller implements CallMaker {
     if (call.settled) return;
     const timeout = options.timeout ?? this.options.timeout;
     clearDeadline(call);
-    if (timeout > 0) this.arm(call, timeout);
+    if (timeout > 0) this.timeouts.arm(call, timeout);
     else if (options.timeout === 0) call.deadline = 0;
     if (options.signal && options.signal !== call.signal) {
       if (call.onAbort) call.signal!.removeEventListener("abort", call.onAbort);
@@ -172,155 +159,6 @@ export class Caller implements CallMaker {
     }
   }
 
-  /**
-   * Encodes `base` + `path` + `args` into `call`'s wire form, or marks it deferred (it pipelines
-   * on a call that left in an earlier frame). Throws what makes the call fail before it is sent:
-   * ENCODE, a released stub, the error of a failed call it depends on.
-   */
-  private prepare(call: OutgoingCall, base: Base, path: readonly string[], args: readonly unknown[] | undefined): void {
-    const { limits } = this.options;
-    call.deferred = false;
-    call.deps = undefined;
-    call.conn = undefined;
-    call.blobs = NO_BLOBS;
-    // Where the chain starts.
-    if (base.kind === "stub") {
-      const holder = proxyInfo(base.stub) as StubHolder;
-      const ended = stubEnded(holder);
-      if (ended) throw ended;
-      call.target = holder.entry.id;
-      call.conn = connOf(holder);
-    } else if (base.kind === "call") {
-      const dep = base.call;
-      dep.observed = true;
-      if (dep.settled) {
-        if (!dep.ok) throw dep.error;
-        // Already here: start from the stub the path reaches in what arrived.
-        const at = locate(dep.value, path, this.label);
-        if (!at) throw new RpcError("NOT_CALLABLE", "The result is plain data: there is no method to call on it.");
-        this.prepare(call, { kind: "stub", stub: at.stub }, path.slice(at.index), args);
-        return;
-      }
-      call.target = -dep.id;
-      call.source = { base, path, args };
-      if (!this.dependOn(call, dep)) {
-        call.deferred = true;
-        return;
-      }
-    } else {
-      call.target = 0;
-      if (base.kind === "system") call.flags |= CallFlags.System;
-      if (path.length === 0) throw new RpcError("NOT_CALLABLE", "A dorpc client is not a function; call one of its methods.");
-    }
-    const length = path.length + (args ? 1 : 0);
-    if (length > limits.maxChainLength) {
-      throw new RpcError("ENCODE", `The chain has ${length} steps, more than limits.maxChainLength (${limits.maxChainLength}).`);
-    }
-    if (length === 0) throw new RpcError("NOT_CALLABLE", "Nothing to call or read.");
-    let chain = path.length ? JSON.stringify(path) : "[]";
-    if (args) {
-      const ctx: EncodeContext = {
-        blobs: [],
-        stack: true,
-        label: "arguments",
-        maxDepth: limits.maxDepth,
-        refer: this.referBound,
-      };
-      let apply: unknown;
-      const outer = this.encoding;
-      this.encoding = { call, base, path, args };
-      try {
-        apply = writeArgs(withSettledValues(args), ctx);
-      } catch (error) {
-        if (error === DEFER) {
-          call.deferred = true;
-          call.source = { base, path, args };
-          return;
-        }
-        if (error instanceof DependencyFailed) throw error.error;
-        throw error instanceof RpcError || !(error instanceof Error)
-          ? error
-          : new RpcError("ENCODE", `Cannot encode the call: ${error.message}`, { cause: error });
-      } finally {
-        this.encoding = outer;
-      }
-      const step = JSON.stringify(apply);
-      chain = chain.length === 2 ? `[${step}]` : `${chain.slice(0, -1)},${step}]`;
-      call.blobs = ctx.blobs;
-      // Blob and File bytes are read before the call's frame may leave (the frame waits, and the
-      // calls after it wait behind it: order is kept).
-      call.ready = ctx.pending?.length ? resolveBlobs(ctx.blobs, ctx.pending) : undefined;
-    }
-    call.chain = chain;
-  }
-
-  /**
-   * The call whose arguments are being encoded (prepare is synchronous; a lazy path passed as an
-   * argument makes a call of its own in between, hence the save and restore there), for
-   * `referBound`: one function per caller instead of a closure per call (a bundler's keepNames,
-   * on by default in wrangler, names every function made, at a cost per call).
-   */
-  private encoding: { call: OutgoingCall; base: Base; path: readonly string[]; args: readonly unknown[] } | undefined;
-  private readonly referBound = (value: object): WireRecord | Substitute | undefined => {
-    const { call, base, path, args } = this.encoding!;
-    return this.refer(call, value, base, path, args);
-  };
-
-  /** The encoder's hook for values that travel by reference. */
-  private refer(
-    call: OutgoingCall,
-    value: object,
-    base: Base,
-    path: readonly string[],
-    args: readonly unknown[],
-  ): WireRecord | Substitute | undefined {
-    const info = proxyInfo(value);
-    if (!info) {
-      // The caller's own function or RpcTarget: exported, the other end gets a stub.
-      if (typeof value !== "function" && !(value instanceof RpcTarget)) return undefined;
-      const entry = this.options.exports.pin(value);
-      (call.exports ??= []).push(entry.id);
-      return [RefRecord.Export, [entry.id, entry.kind]];
-    }
-    switch (info.kind) {
-      case "root":
-        throw new RpcError("ENCODE", "A dorpc client cannot be passed as an argument; pass a stub or a value instead.");
-      case "stub": {
-        const ended = stubEnded(info);
-        if (ended) throw ended;
-        const conn = connOf(info);
-        if (call.conn && call.conn !== conn) throw lostReference(this.label);
-        call.conn = conn;
-        return [RefRecord.Return, info.entry.id];
-      }
-      case "path": {
-        call.source = { base, path, args };
-        if (info.base.kind !== "call") {
-          // A lazy path on the root or a stub, passed along: read it now, in this frame, and
-          // pass what it reads.
-          const read = this.call(info.base, info.path, undefined);
-          read.observed = true;
-          if (read.settled) throw new DependencyFailed(read.error);
-          if (!this.dependOn(call, read)) throw DEFER;
-          return [RefRecord.Pipeline, [read.id]];
-        }
-        const dep = info.base.call;
-        dep.observed = true;
-        if (dep.settled) {
-          if (!dep.ok) throw new DependencyFailed(dep.error);
-          // Already here: pass the value (or the stub) the path reaches.
-          const at = locate(dep.value, info.path, this.label);
-          if (at && at.index < info.path.length) {
-            throw new RpcError("ENCODE", "An argument reads a property of a stub: await it first, or pass the stub itself.");
-          }
-          return new Substitute(at ? at.stub : readFrom(this, dep.value, info.path, 0));
-        }
-        if (!this.dependOn(call, dep)) throw DEFER;
-        return [RefRecord.Pipeline, [dep.id, ...info.path]];
-      }
-    }
-  }
-
   /** Holds `call` (and the calls after it) until its async client-side schema has answered. */
   private hold(call: OutgoingCall, checked: Promise<RpcError | undefined>): void {
     call.held = true;
@@ -329,15 +167,6 @@ export class Caller implements CallMaker {
       if (refusal) this.finish(call, false, refusal);
       this.scheduleFlush();
     });
-  }
-
-  /**
-   * Records that `call` uses the result of `dep`. True when they can travel in the same frame
-   * (`dep` is still queued); false when `call` must wait for `dep` to settle.
-   */
-  private dependOn(call: OutgoingCall, dep: OutgoingCall): boolean {
-    (call.deps ??= []).push(dep);
-    return !dep.sentOn && !dep.deferred;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -391,7 +220,7 @@ export class Caller implements CallMaker {
         const { base, path, args } = call.source!;
         this.unpin(call);
         try {
-          this.prepare(call, base, path, args);
+          writeCall(this, this.options, call, base, path, args);
         } catch (error) {
           this.fail(call, error === DEFER ? new RpcError("INTERNAL", "A pipelined call could not be encoded.") : error);
           continue;
@@ -472,11 +301,7 @@ export class Caller implements CallMaker {
       call.signal!.removeEventListener("abort", call.onAbort);
       call.onAbort = undefined;
     }
-    if (this.pending.size === 0 && this.deadlineTimer !== undefined) {
-      clear(this.deadlineTimer);
-      this.deadlineTimer = undefined;
-      this.deadlineAt = Infinity;
-    }
+    if (this.pending.size === 0) this.timeouts.stop();
     if (!ok && !call.observed) {
       // Nobody awaited it (yet): report it unless someone does within this turn of the loop.
       setTimeout(() => {
@@ -539,64 +364,14 @@ export class Caller implements CallMaker {
     this.queue = [];
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Timeouts
-  // ---------------------------------------------------------------------------------------------
-
-  /**
-   * One timer for all call timeouts, armed for the earliest deadline: a timer per call cost about
-   * a third of the client's own CPU per call.
-   */
-  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-  private deadlineAt = Infinity;
-
-  private arm(call: OutgoingCall, timeout: number): void {
-    call.timeout = timeout;
-    call.deadline = Date.now() + timeout;
-    this.armDeadlines(call.deadline);
-  }
-
-  private armDeadlines(deadline: number): void {
-    if (deadline >= this.deadlineAt) return;
-    clear(this.deadlineTimer);
-    this.deadlineAt = deadline;
-    // Unref'd: the socket keeps a process alive while calls wait; this timer must not.
-    this.deadlineTimer = unref(setTimeout(() => this.expire(), Math.max(0, deadline - Date.now())));
-  }
-
-  private expire(): void {
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const call of [...this.pending.values()]) {
-      if (call.deadline === 0) continue;
-      if (call.deadline <= now) {
-        const because = call.sentOn ? undefined : this.options.unsentBecause?.();
-        const message = `No reply from ${this.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
-        this.fail(call, new RpcError("TIMEOUT", message));
-      } else if (call.deadline < next) next = call.deadline;
-    }
-    if (next !== Infinity) this.armDeadlines(next);
-  }
-
   /** Clears every timer (the owner is being disposed). */
   stopTimers(): void {
-    clear(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-    this.deadlineAt = Infinity;
+    this.timeouts.stop();
   }
 }
 
 function clearDeadline(call: OutgoingCall): void {
   call.deadline = 0;
-}
-
-/** The JSON of a call envelope: `[id,chain]`, with target and flags only when they are set. */
-function envelope(call: OutgoingCall): string {
-  if (call.flags) return `[${call.id},${call.chain},${call.target},${call.flags}]`;
-  if (call.target) return `[${call.id},${call.chain},${call.target}]`;
-  return `[${call.id},${call.chain}]`;
 }
 
 /** A call that failed before it could be made. */
@@ -605,46 +380,4 @@ function failedCall(reason: unknown): OutgoingCall {
   call.settle(false, reason);
   call.observed = true;
   return call;
-}
-
-function lostReference(label: string): RpcError {
-  return new RpcError(
-    "REFERENCE_LOST",
-    `The call uses a stub from a connection to ${label} that has closed; stubs do not survive a reconnect. Get a new one.`,
-  );
-}
-
-/**
- * Where `path` on a value that arrived reaches a stub: the stub and the index of the step after
- * it, or `undefined` when the path stays in plain data. Throws NOT_FOUND for a step that is not
- * an own data property (the same rule the receiver applies).
- */
-function locate(value: unknown, path: readonly string[], label: string): { stub: object; index: number } | undefined {
-  const at = followData(value, path, 0, label);
-  return stubHolder(at.value) ? { stub: at.value as object, index: at.index } : undefined;
-}
-
-/**
- * `args` with every top-level handle of a call that already succeeded (and ends in plain data)
- * replaced by its value, so a result passed along after it arrived can take the JSON fast path.
- * The same array when there is nothing to replace.
- */
-function withSettledValues(args: readonly unknown[]): readonly unknown[] {
-  let out: unknown[] | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (typeof arg !== "function") continue;
-    const info = proxyInfo(arg);
-    if (info?.kind !== "path" || info.base.kind !== "call" || info.path.length > 0) continue;
-    const call = info.base.call;
-    if (!call.settled || !call.ok || typeof call.value === "function") continue;
-    call.observed = true;
-    (out ??= args.slice())[i] = call.value;
-  }
-  return out ?? args;
-}
-
-/** The connection a stub belongs to. */
-function connOf(holder: StubHolder): Connection {
-  return holder.imports.owner as Connection;
 }

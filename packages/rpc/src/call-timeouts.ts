@@ -1,0 +1,77 @@
+/**
+ * Call timeouts: one timer for all of a caller's calls, armed for the earliest deadline (a timer
+ * per call cost about a third of the client's own CPU per call). Each call keeps its own deadline
+ * (`OutgoingCall.deadline`, 0: none); when the timer fires, every call past its deadline fails
+ * with `TIMEOUT` (cancelled on the other end if it was sent, see `Caller.fail`) and the timer is
+ * armed again for the earliest deadline left. Owned by the caller (caller.ts).
+ *
+ * Invariant: while a waiting call has a deadline, the timer is armed for that deadline or an
+ * earlier one (a call that settles or gets a later deadline leaves it as it is: at worst it fires
+ * for nothing and is armed again); when no call is waiting it is cleared.
+ *
+ * Internal module.
+ */
+import type { Caller, CallerOptions } from "./caller.js";
+import { RpcError } from "./errors.js";
+import type { OutgoingCall } from "./outgoing-call.js";
+
+const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
+  if (timer !== undefined) clearTimeout(timer);
+};
+
+const unref = (timer: ReturnType<typeof setTimeout>) => {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+};
+
+export class CallTimeouts {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the timer fires (ms since epoch); Infinity while it is not armed. */
+  private at = Infinity;
+
+  constructor(
+    private readonly caller: Caller,
+    /** The caller's options: `unsentBecause` says why a call that timed out was never sent. */
+    private readonly options: CallerOptions,
+  ) {}
+
+  /** `call` times out `timeout` ms from now. */
+  arm(call: OutgoingCall, timeout: number): void {
+    call.timeout = timeout;
+    call.deadline = Date.now() + timeout;
+    this.armFor(call.deadline);
+  }
+
+  private armFor(deadline: number): void {
+    if (deadline >= this.at) return;
+    clear(this.timer);
+    this.at = deadline;
+    // Unref'd: the socket keeps a process alive while calls wait; this timer must not.
+    this.timer = unref(setTimeout(() => this.expire(), Math.max(0, deadline - Date.now())));
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    this.at = Infinity;
+    const caller = this.caller;
+    const now = Date.now();
+    let next = Infinity;
+    for (const call of [...caller.pending.values()]) {
+      if (call.deadline === 0) continue;
+      if (call.deadline <= now) {
+        const because = call.sentOn ? undefined : this.options.unsentBecause?.();
+        const message = `No reply from ${caller.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
+        caller.fail(call, new RpcError("TIMEOUT", message));
+      } else if (call.deadline < next) next = call.deadline;
+    }
+    if (next !== Infinity) this.armFor(next);
+  }
+
+  /** Clears the timer: no call is waiting any more, or the owner is being disposed. */
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.at = Infinity;
+  }
+}
