@@ -72,8 +72,7 @@ const FEATURES: Record<string, Record<string, string>> = {
   },
   "CONNECT_FAILED diagnosis": { "diagnose.js": "export async function diagnoseEndpoint() {}" },
   "serving the object's calls (callbacks, expose)": {
-    "callee.js":
-      "export class Callee { get label() { return ''; } receive() {} cancel() {} close() {} } export function cancelledReason() {}",
+    "callee.js": "export class Callee { get label() { return ''; } receive() {} cancel() {} close() {} }",
   },
   "the record encoder (values JSON cannot carry, sent)": {
     "encoder.js": "export function writeRecords() { throw new Error(); } export class Substitute {}",

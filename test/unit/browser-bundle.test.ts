@@ -75,6 +75,7 @@ describe("what the smallest page bundles", () => {
       "bytes.js",
       "call-timeouts.js",
       "call-writer.js",
+      "callee-references.js",
       "callee.js", // the client serves callbacks it passes and what it exposes
       "caller.js",
       "chain.js",
@@ -88,6 +89,7 @@ describe("what the smallest page bundles", () => {
       "envelopes.js",
       "errors.js",
       "frame.js",
+      "incoming-call.js",
       "json-path.js",
       "limits.js",
       "outbox.js",

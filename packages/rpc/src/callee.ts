@@ -23,18 +23,18 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps, type Step } from "./chain.js";
+import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps } from "./chain.js";
 import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
 import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, FrameKind, isWireId, RefRecord, type WireRecord } from "./envelopes.js";
-import { checkReference } from "./references.js";
+import { CallFlags, FrameKind } from "./envelopes.js";
+import { cancelledReason, type Incoming, refusedCall } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
-import { proxyInfo, readFrom, releaseHolder, type StubHolder, makeStub } from "./proxy.js";
-import { RpcTarget } from "./rpc-target.js";
+import { releaseHolder } from "./proxy.js";
+import { ArgumentRefs, dependency, type FrameState, frameReferences, referResult } from "./callee-references.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -62,42 +62,6 @@ export interface CalleeConfig {
   readonly requireSchemas?: (name: string | undefined) => RpcError;
 }
 
-/** A call that arrived: parsed, then waiting, running or done. */
-export interface Incoming {
-  readonly id: number;
-  readonly steps: Step[];
-  readonly target: number;
-  readonly flags: number;
-  /** Calls of the same frame it pipelines on (target < 0 or PIPELINE records). */
-  deps: Incoming[] | undefined;
-  /** The frame's decode context (its blobs), for building record-table arguments at run time. */
-  readonly ctx: DecodeContext;
-  /** Kept when a later call of the frame pipelines on it. */
-  outcome: Outcome | undefined;
-  referenced: boolean;
-  /** Run when it settles (dependents). */
-  waiters: (() => void)[] | undefined;
-  /** Stubs made for its arguments, released when it ends. */
-  borrowed: StubHolder[] | undefined;
-  controller: AbortController | undefined;
-  cancelled: boolean;
-  started: boolean;
-  settled: boolean;
-  /**
-   * Kept in the object's delivery record when it answers, even if its caller left (`keep`: with
-   * its answer, not just a marker). Set by server-callee.ts; always false on a client.
-   */
-  recorded: boolean;
-  keep: boolean;
-}
-
-/** Why a cancelled call's signal aborted. */
-export function cancelledReason(): Error {
-  const error = new Error("The caller cancelled this call (it timed out, was aborted, or the connection closed).");
-  error.name = "AbortError";
-  return error;
-}
-
 const noop = () => {};
 
 export class Callee {
@@ -114,7 +78,7 @@ export class Callee {
    * (a bundler's keepNames, on by default in wrangler, names every function a frame would make,
    * at a cost per call).
    */
-  private readonly frame: { byId: Map<number, Incoming> | undefined; deps: Incoming[] | undefined } = { byId: undefined, deps: undefined };
+  private readonly frame: FrameState = { byId: undefined, deps: undefined };
   private readonly frameRefs: ReferenceResolver;
 
   constructor(
@@ -123,20 +87,7 @@ export class Callee {
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
     this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
-    this.frameRefs = {
-      validate: (type, payload) => {
-        if (type === RefRecord.Pipeline) {
-          if (!Array.isArray(payload) || payload.length === 0)
-            throw new RpcError("DECODE", "A pipeline record must be [callId, ...names].");
-          const names = payload.slice(1);
-          if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
-          if (names.length) config.policy.checkStatic(names as string[], config.label, false);
-          const frame = this.frame;
-          (frame.deps ??= []).push(this.dependency(payload[0], frame.byId));
-        } else checkReference(type, payload);
-      },
-      build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
-    };
+    this.frameRefs = frameReferences(this.frame, config);
   }
 
   /** Names this end in errors. */
@@ -192,7 +143,7 @@ export class Callee {
         if (!Number.isSafeInteger(target) || !Number.isSafeInteger(flags) || (flags as number) < 0) {
           throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
         }
-        if ((target as number) < 0) (frame.deps ??= []).push(this.dependency(-(target as number), frame.byId));
+        if ((target as number) < 0) (frame.deps ??= []).push(dependency(-(target as number), frame.byId));
         const steps = parseChain(
           envelope[1],
           policy,
@@ -262,13 +213,6 @@ export class Callee {
     call.started = true;
     call.outcome = { ok: false, error: ownError(error) };
     this.conn.outbox.add(FrameKind.Replies, failed(call.id, error));
-  }
-
-  /** The earlier call of this frame with `id`, which a later call pipelines on. */
-  private dependency(id: unknown, byId: Map<number, Incoming> | undefined): Incoming {
-    const dep = isWireId(id) ? byId?.get(id) : undefined;
-    if (!dep) throw new RpcError("PROTOCOL", `A call pipelines on call ${String(id)}, which is not an earlier call of the same frame.`);
-    return dep;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -378,7 +322,7 @@ export class Callee {
       // A recorded call is answered into the record even when its caller left: a resend on the
       // next connection is answered from it.
       const exported: number[] = [];
-      const reply = writeReply(call.id, outcome, this.replyEnv, (value) => this.refer(value, exported));
+      const reply = writeReply(call.id, outcome, this.replyEnv, (value) => referResult(this.conn, this.config, value, exported));
       if (exported.length) {
         if (reply.replaced) this.conn.exports.dropped(exported);
         else this.conn.exports.sent(exported);
@@ -426,83 +370,8 @@ export class Callee {
 
   /** Keeps the reply of a recorded call (server-callee.ts). */
   protected record(_call: Incoming, _reply: Reply): void {}
-
-  /** The encoder's hook for a result: objects and functions it hands out go by reference. */
-  private refer(value: object, exported: number[]): WireRecord | undefined {
-    const info = proxyInfo(value);
-    if (!info) {
-      if (this.config.isPlatformState(value)) return undefined;
-      if (typeof value !== "function" && !(value instanceof RpcTarget)) return undefined;
-      const entry = this.conn.exports.pin(value);
-      exported.push(entry.id);
-      return [RefRecord.Export, [entry.id, entry.kind]];
-    }
-    if (info.kind === "stub" && info.imports === this.conn.imports && !info.entry.ended) return [RefRecord.Return, info.entry.id];
-    throw new RpcError(
-      "ENCODE",
-      info.kind === "stub"
-        ? "A stub can only be passed back over the connection it came from."
-        : "A result holds a pending remote call: await it before returning.",
-    );
-  }
 }
 
 function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {
   return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
-}
-
-/** A call refused before it ran, kept only so that calls pipelining on it fail the same way. */
-function refusedCall(id: number, error: RpcError): Incoming {
-  return {
-    id,
-    steps: [],
-    target: 0,
-    flags: 0,
-    deps: undefined,
-    ctx: undefined as never,
-    outcome: { ok: false, error },
-    referenced: true,
-    waiters: undefined,
-    borrowed: undefined,
-    controller: undefined,
-    cancelled: false,
-    started: true,
-    settled: true,
-    recorded: false,
-    keep: false,
-  };
-}
-
-/**
- * What the reference records of one call's arguments stand for, once the call runs (validated
- * when its frame was read). A class, not closures made per call: see `Callee.frame`.
- */
-class ArgumentRefs implements ReferenceResolver {
-  constructor(
-    private readonly conn: Connection,
-    private readonly call: Incoming,
-  ) {}
-
-  validate(): void {}
-
-  build(type: number, payload: unknown): unknown {
-    const { conn, call } = this;
-    if (type === RefRecord.Export) {
-      const [id, kind] = payload as [number, number];
-      const entry = conn.imports.receive(id, kind);
-      const stub = makeStub(conn.caller, entry, conn.imports);
-      (call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
-      return stub;
-    }
-    if (type === RefRecord.Return) {
-      const entry = conn.exports.get(payload as number);
-      if (!entry) refuse(conn.lostExport(payload as number));
-      return entry.value;
-    }
-    const [id, ...path] = payload as [number, ...string[]];
-    const dep = call.deps!.find((d) => d.id === id)!;
-    const value = (dep.outcome as { value: unknown }).value;
-    if (path.length === 0) return value;
-    return readFrom(conn.caller, value, path, 0);
-  }
 }

@@ -5,7 +5,7 @@
  *
  * Internal module.
  */
-import { cancelledReason, type Incoming } from "./callee.js";
+import { cancelledReason, type Incoming } from "./incoming-call.js";
 import type { Connection } from "./connection.js";
 
 /** What user code can learn about the call it is running in (valid before its first `await`). */

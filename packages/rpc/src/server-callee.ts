@@ -12,7 +12,8 @@
  * Internal module.
  */
 import { memberFunction } from "./access.js";
-import { Callee, type CalleeConfig, type Incoming } from "./callee.js";
+import { Callee, type CalleeConfig } from "./callee.js";
+import type { Incoming } from "./incoming-call.js";
 import { decodeContext, fromRecords, readValue } from "./codec.js";
 import type { Connection } from "./connection.js";
 import { type RunningCall, swapCurrent } from "./current-call.js";

@@ -1,0 +1,118 @@
+/**
+ * Reference records on the end that runs the calls (callee.ts), at the three moments they are
+ * met:
+ *  - while a calls frame is read: a PIPELINE record must name an earlier call of the same frame,
+ *    which the call then depends on, and its path must pass the access policy's static check;
+ *    any other record is checked for shape (references.ts `checkReference`). Nothing is built.
+ *  - when the call runs: an EXPORT record becomes a stub the call borrows (released when it
+ *    ends, unless the method kept it with `dup()`), a RETURN record this end's own exported
+ *    object, a PIPELINE record the result of the call it names (which has settled by then).
+ *  - when a result is written: this end's functions and `RpcTarget`s are exported; a stub goes
+ *    back only over the connection it came from.
+ *
+ * No closures are made per frame or per call: the frame's state is one holder per callee, reset
+ * per frame, and a call's arguments get one `ArgumentRefs` (a bundler's keepNames, on by default
+ * in wrangler, names every function made, at a cost per call).
+ *
+ * Internal module.
+ */
+import type { AccessPolicy } from "./access.js";
+import type { Connection } from "./connection.js";
+import type { ReferenceResolver } from "./decoder.js";
+import { isWireId, RefRecord, type WireRecord } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import type { Incoming } from "./incoming-call.js";
+import { makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
+import { checkReference } from "./references.js";
+import { refuse } from "./refusals.js";
+import { RpcTarget } from "./rpc-target.js";
+
+/** The frame being read: its calls so far by id, and what the envelope being read pipelines on. */
+export interface FrameState {
+  byId: Map<number, Incoming> | undefined;
+  deps: Incoming[] | undefined;
+}
+
+/** Checks the reference records of the frame `frame` holds while it is read; builds nothing. */
+export function frameReferences(frame: FrameState, config: { readonly policy: AccessPolicy; readonly label: string }): ReferenceResolver {
+  return {
+    validate: (type, payload) => {
+      if (type === RefRecord.Pipeline) {
+        if (!Array.isArray(payload) || payload.length === 0) throw new RpcError("DECODE", "A pipeline record must be [callId, ...names].");
+        const names = payload.slice(1);
+        if (!names.every((n) => typeof n === "string")) throw new RpcError("DECODE", "A pipeline record's path must be names.");
+        if (names.length) config.policy.checkStatic(names as string[], config.label, false);
+        (frame.deps ??= []).push(dependency(payload[0], frame.byId));
+      } else checkReference(type, payload);
+    },
+    build: () => refuse(new RpcError("INTERNAL", "A reference was built outside a call.")),
+  };
+}
+
+/** The earlier call of this frame with `id`, which a later call pipelines on. */
+export function dependency(id: unknown, byId: Map<number, Incoming> | undefined): Incoming {
+  const dep = isWireId(id) ? byId?.get(id) : undefined;
+  if (!dep) throw new RpcError("PROTOCOL", `A call pipelines on call ${String(id)}, which is not an earlier call of the same frame.`);
+  return dep;
+}
+
+/**
+ * What the reference records of one call's arguments stand for, once the call runs (validated
+ * when its frame was read). A class, not closures made per call.
+ */
+export class ArgumentRefs implements ReferenceResolver {
+  constructor(
+    private readonly conn: Connection,
+    private readonly call: Incoming,
+  ) {}
+
+  validate(): void {}
+
+  build(type: number, payload: unknown): unknown {
+    const { conn, call } = this;
+    if (type === RefRecord.Export) {
+      const [id, kind] = payload as [number, number];
+      const entry = conn.imports.receive(id, kind);
+      const stub = makeStub(conn.caller, entry, conn.imports);
+      (call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
+      return stub;
+    }
+    if (type === RefRecord.Return) {
+      const entry = conn.exports.get(payload as number);
+      if (!entry) refuse(conn.lostExport(payload as number));
+      return entry.value;
+    }
+    const [id, ...path] = payload as [number, ...string[]];
+    const dep = call.deps!.find((d) => d.id === id)!;
+    const value = (dep.outcome as { value: unknown }).value;
+    if (path.length === 0) return value;
+    return readFrom(conn.caller, value, path, 0);
+  }
+}
+
+/**
+ * The encoder's hook for a result: objects and functions it hands out go by reference (their
+ * export ids are added to `exported`); `undefined` for what is not this end's to hand out.
+ */
+export function referResult(
+  conn: Connection,
+  config: { isPlatformState(value: unknown): boolean },
+  value: object,
+  exported: number[],
+): WireRecord | undefined {
+  const info = proxyInfo(value);
+  if (!info) {
+    if (config.isPlatformState(value)) return undefined;
+    if (typeof value !== "function" && !(value instanceof RpcTarget)) return undefined;
+    const entry = conn.exports.pin(value);
+    exported.push(entry.id);
+    return [RefRecord.Export, [entry.id, entry.kind]];
+  }
+  if (info.kind === "stub" && info.imports === conn.imports && !info.entry.ended) return [RefRecord.Return, info.entry.id];
+  throw new RpcError(
+    "ENCODE",
+    info.kind === "stub"
+      ? "A stub can only be passed back over the connection it came from."
+      : "A result holds a pending remote call: await it before returning.",
+  );
+}
