@@ -17,8 +17,9 @@
  *  4. A call step may only follow a step that resolved a method under rule 2 or 3.
  * A forbidden name and a missing name give the same `NOT_FOUND`, so the policy is no oracle.
  *
- * Runtime-neutral: the workerd base classes are registered by durable-object.ts. A server's
- * `access` option (`allow`, `unsafeTrustedCaller`) is access-options.ts.
+ * Runtime-neutral: the workerd base classes are registered by durable-object.ts and
+ * rpc-durable-object.ts. A server's `access` option (`allow`, `unsafeTrustedCaller`) is
+ * access-options.ts.
  */
 import { RpcError } from "./errors.js";
 import { methodSpec } from "./rpc-method.js";

@@ -2,7 +2,8 @@
  * The Durable Object side's entry: validated server options, and one `Connection` per channel
  * (socket), made on its first frame and kept in memory until the channel closes or the object is
  * evicted. Runtime-neutral: it sees a channel only as a `ReplyChannel`, so it runs in Node unit
- * tests exactly as in workerd. The workerd glue is durable-object.ts.
+ * tests exactly as in workerd. The workerd glue is durable-object.ts, with the base class and the
+ * mixin in rpc-durable-object.ts.
  *
  * Internal module.
  */

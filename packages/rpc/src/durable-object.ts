@@ -1,15 +1,19 @@
 /**
  * workerd glue: accepting WebSockets on a Durable Object (hibernatable by default) and feeding
- * their messages to the connection core; the object's way back to its clients (`clients()`,
- * `client()`, `publish()`). The only file of the server entry that imports `cloudflare:workers`.
+ * their messages to the connection core; the object's way back to its clients (`rpcClients`,
+ * `rpcClient`, `rpcPublish`). With rpc-durable-object.ts, the only files of the server entry that
+ * import `cloudflare:workers`.
  *
  * Three ways in, from least to most hand-written:
- *  - `class Counter extends RpcDurableObject<Env> { … }`
- *  - `export const Counter = withRpc(CounterBase, options)`
- *  - `handleRpcRequest` / `handleRpcMessage` / `handleRpcClose` inside your own handlers.
+ *  - `class Counter extends RpcDurableObject<Env> { … }` (rpc-durable-object.ts)
+ *  - `export const Counter = withRpc(CounterBase, options)` (rpc-durable-object.ts)
+ *  - `handleRpcRequest` / `handleRpcMessage` / `handleRpcClose` inside your own handlers (here).
+ *
+ * What server.ts does not re-export (`classOptions`, `optionsOf`, `rpcMessage`, `closeQuietly`)
+ * is internal: the base class and the mixin are built on it.
  */
 import { DurableObject } from "cloudflare:workers";
-import { skipPrototype, stopAtPrototype } from "./access.js";
+import { stopAtPrototype } from "./access.js";
 import { currentCall } from "./current-call.js";
 import {
   type ChannelHooks,
@@ -87,6 +91,9 @@ export function rpcCaller(): RpcCaller | undefined {
   };
 }
 
+// Whichever way in an object takes, the members of workerd's base class are never reachable.
+stopAtPrototype(DurableObject.prototype);
+
 function stateOf(target: object): DurableObjectState {
   const ctx = (target as { ctx?: DurableObjectState }).ctx;
   if (!ctx || typeof ctx.acceptWebSocket !== "function") {
@@ -102,14 +109,19 @@ function stateOf(target: object): DurableObjectState {
 // Options per object
 // ---------------------------------------------------------------------------------------------
 
-/** Options registered for a class (its `rpcOptions`, or what `withRpc` was given). */
-const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
+/** A class with a static `rpcOptions`: how `RpcDurableObject` subclasses configure dorpc. */
+export interface WithRpcOptions {
+  rpcOptions?: RpcServerOptions;
+}
+
+/** Options registered for a class (what `withRpc` was given; else the class's `rpcOptions`). */
+export const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
 
 /** Options an object was last served with through `handleRpcRequest` / `handleRpcMessage`. */
 const servedWith = new WeakMap<object, ResolvedServerOptions>();
 
 /** The options an object is served with, for the functions that take none. */
-function optionsOf(target: object): ResolvedServerOptions {
+export function optionsOf(target: object): ResolvedServerOptions {
   const served = servedWith.get(target);
   if (served) return served;
   const ctor = (target as { constructor?: object }).constructor;
@@ -273,12 +285,12 @@ export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
 }
 
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
-function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
+export function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
   const resolved = resolveServerOptions(options);
   return dispatchFrame(message, target, resolved, ws, hooksOf(target, resolved));
 }
 
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
   try {
     // 1005/1006 are reserved and cannot be sent; answer a close with a normal close then.
     ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
@@ -342,121 +354,4 @@ export function rpcSocketInfo(ws: WebSocket | undefined): RpcSocketInfo | undefi
   const conn = ws === undefined ? undefined : existingConnection(ws);
   if (!conn) return undefined;
   return { exports: conn.exports.size, imports: conn.imports.size, running: conn.callee.size, waiting: conn.caller.pending.size };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The base class and the mixin
-// ---------------------------------------------------------------------------------------------
-
-/** A class with a static `rpcOptions`: how `RpcDurableObject` subclasses configure dorpc. */
-interface WithRpcOptions {
-  rpcOptions?: RpcServerOptions;
-}
-
-/**
- * Base class for a Durable Object whose public methods and getters are callable over dorpc.
- * Configure with a static field: `static rpcOptions = { exposeErrorStack: true }`.
- *
- * `Client` is what clients expose (`createRpcClient(…, { expose })`): `this.clients()` and
- * `this.client(caller)` are typed by it. `Topics` maps topic names to event types for
- * `this.publish` and the clients' `subscribe`.
- *
- * Override `fetch` / `webSocketMessage` / `webSocketClose` only if you also call `super`'s (or the
- * `handle*` functions), or RPC stops working.
- */
-export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = Record<never, never>> extends DurableObject<Env> {
-  /** Type-level only: what the clients' `subscribe` accepts. */
-  declare readonly __dorpcTopics?: Topics;
-
-  override async fetch(request: Request): Promise<Response> {
-    const options = (this.constructor as WithRpcOptions).rpcOptions;
-    return (
-      (await handleRpcRequest(request, this, options)) ??
-      new Response(`No route for ${new URL(request.url).pathname} on this Durable Object.`, { status: 404 })
-    );
-  }
-
-  // Synchronous on purpose: the replies of synchronous methods are sent before it returns, and
-  // the runtime's message event then ends at once instead of one promise turn later.
-  override webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
-    if (!rpcMessage(ws, message, this, (this.constructor as WithRpcOptions).rpcOptions))
-      closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
-  }
-
-  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    channelClosed(ws, code, reason);
-    closeQuietly(ws, code, reason);
-  }
-
-  override async webSocketError(ws: WebSocket): Promise<void> {
-    channelClosed(ws, 1011, "socket error");
-    closeQuietly(ws, 1011, "dorpc: socket error.");
-  }
-
-  /**
-   * The connected clients (all, or those `filter` selects: `{ except: rpcCaller() }`,
-   * `{ where: (c) => c.identity.team === "x" }`) as a broadcast: `this.clients().message(m)`
-   * encodes `m` once, sends it to each, and returns how many it reached. No replies.
-   */
-  protected clients(filter?: ClientFilter): Broadcast<Client> {
-    return broadcastTo<Client>(this, filter);
-  }
-
-  /** One client (`rpcCaller()` or a socket): `await this.client(me).confirm(x)` returns its answer. */
-  protected client(who: ClientRef): ClientStub<Client> {
-    return rpcClient<Client>(this, who);
-  }
-
-  /** Publishes `event` on `topic` (declared in `rpcOptions.topics`); returns its sequence number. */
-  protected publish<K extends keyof Topics & string>(topic: K, event: Topics[K]): number {
-    return publish(this, optionsOf(this).topics, topic, event);
-  }
-}
-
-stopAtPrototype(DurableObject.prototype);
-stopAtPrototype(RpcDurableObject.prototype);
-
-type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => object;
-
-/**
- * Wraps an existing Durable Object class so that its public methods and getters are callable
- * over dorpc. Its own `fetch`, `webSocketMessage` and `webSocketClose`, if any, still get every
- * request and message that is not dorpc's. Reach clients with `rpcClients(this)`,
- * `rpcClient(this, who)` and `rpcPublish(this, topic, event)`.
- */
-export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServerOptions): C {
-  if (typeof Base !== "function") throw new RpcError("BAD_OPTION", "withRpc needs a Durable Object class.");
-  // Validate now, not on the first request (with requireSchemas: the class's methods too).
-  checkServed(Object.create(Base.prototype as object) as object, resolveServerOptions(options));
-  type Hooks = {
-    fetch?(request: Request): Response | Promise<Response>;
-    webSocketMessage?(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void>;
-    webSocketClose?(ws: WebSocket, code: number, reason: string, wasClean: boolean): void | Promise<void>;
-  };
-  const base = Base.prototype as Hooks;
-  // @ts-expect-error: a mixin over an abstract constructor type; the instance API is Base's.
-  class Rpc extends Base {
-    async fetch(request: Request): Promise<Response> {
-      const response = await handleRpcRequest(request, this, options);
-      if (response) return response;
-      if (base.fetch) return base.fetch.call(this, request);
-      return new Response(`No route for ${new URL(request.url).pathname} on this Durable Object.`, { status: 404 });
-    }
-
-    webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void> {
-      if (rpcMessage(ws, message, this, options)) return;
-      if (base.webSocketMessage) return base.webSocketMessage.call(this, ws, message);
-      closeQuietly(ws, 1003, "dorpc: not a dorpc frame.");
-    }
-
-    async webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): Promise<void> {
-      channelClosed(ws, code, reason);
-      if (base.webSocketClose) await base.webSocketClose.call(this, ws, code, reason, wasClean);
-      else closeQuietly(ws, code, reason);
-    }
-  }
-  Object.defineProperty(Rpc, "name", { value: Base.name });
-  skipPrototype(Rpc.prototype);
-  classOptions.set(Rpc, options);
-  return Rpc as unknown as C;
 }

@@ -8,7 +8,8 @@
  * Base class, mixin and building blocks for serving dorpc from a Durable Object over
  * hibernatable WebSockets.
  */
-export { RpcDurableObject, withRpc, handleRpcRequest, handleRpcMessage, handleRpcClose } from "./durable-object.js";
+export { RpcDurableObject, withRpc } from "./rpc-durable-object.js";
+export { handleRpcRequest, handleRpcMessage, handleRpcClose } from "./durable-object.js";
 
 /**
  * The object's way back to its clients: a broadcast to all (or some) of them, calls to one with
