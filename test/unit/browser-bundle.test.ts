@@ -96,6 +96,7 @@ describe("what the smallest page bundles", () => {
       "outgoing-call.js",
       "paths.js",
       "proxy.js",
+      "record-walk.js",
       "records.js",
       "references.js",
       "refusals.js",

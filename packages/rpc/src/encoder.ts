@@ -1,39 +1,23 @@
 /**
  * The record writer: flattens any structured-clone value into a record table (records.ts for
- * the layout, docs/protocol.md for the types).
+ * the layout, docs/protocol.md for the types). This file says what each value becomes; the walk
+ * that orders the records, bounds the depth and names where a failure happened is
+ * record-walk.ts.
  *
  * Invariants:
  *  - Each property is read once. Plain objects and arrays the JSON walk already copied
  *    (json-path.ts) are read from their copies (`copies`), so a getter never runs twice.
- *  - Records are numbered in depth-first pre-order from the root (index 0), exactly as a
- *    recursive writer would, but the walk keeps its own stack: a value 100,000 levels deep
- *    costs memory, never the call stack. `maxDepth` still bounds it, because a Proxy can
- *    produce an endless chain.
  *  - Whatever cannot travel fails the whole value with `RpcError` `ENCODE` naming where it was
  *    (`result.config.env`), and an exception thrown while reading (a getter) is kept as that
  *    error's `cause`.
  *
  * Internal module.
  */
+import { FromRefer, type Holder, INTO_LIST, INTO_PAIRS, INTO_SLOTS, RecordWalk } from "./record-walk.js";
 import type { PendingBlob } from "./blobs.js";
 import { ByteRecords } from "./byte-records.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
-import { RpcError } from "./errors.js";
-import {
-  BY_INDEX,
-  describeThrown,
-  Literal,
-  MAP_ENTRIES,
-  type Names,
-  PairKeys,
-  pathText,
-  Refusal,
-  type Segment,
-  SET_ELEMENTS,
-  segmentOf,
-  segmentText,
-} from "./paths.js";
-import { DEFAULT_LIMITS } from "./limits.js";
+import { BY_INDEX, describeThrown, Literal, MAP_ENTRIES, PairKeys, Refusal, type Segment, SET_ELEMENTS } from "./paths.js";
 import { BlobCtor, Ext, NEG_ZERO, T } from "./records.js";
 
 /** Per-frame encoding state: blobs are shared by every value of the frame. */
@@ -64,11 +48,6 @@ export class Substitute {
   constructor(readonly value: unknown) {}
 }
 
-/** Carries what `refer` threw past the writer's error location. */
-class FromRefer {
-  constructor(readonly error: unknown) {}
-}
-
 const { getPrototypeOf, hasOwn, keys: ownKeys } = Object;
 const objectToString = Object.prototype.toString;
 const OBJECT_PROTO = Object.prototype;
@@ -84,28 +63,6 @@ const bigintValue = BigInt.prototype.valueOf;
 const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
 const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
 
-/** Where a child's record index is stored: a payload array, an entry pair, an error payload. */
-type Holder = object;
-
-/** Where a frame puts child `j`'s record index (see Frame). */
-const INTO_LIST = 0;
-const INTO_PAIRS = 1;
-const INTO_SLOTS = 2;
-
-/**
- * The children of one container still to be written, and where their record indexes go:
- * `into[j]` (arrays, sets), `into[j >> 1][j & 1]` (key/value pairs of objects and maps), or
- * `into[j][slots[j]]` (errors, arrays with holes or names).
- */
-interface Frame {
-  readonly values: unknown[];
-  readonly mode: typeof INTO_LIST | typeof INTO_PAIRS | typeof INTO_SLOTS;
-  readonly into: unknown[];
-  readonly slots: (number | string)[] | undefined;
-  readonly names: Names;
-  next: number;
-}
-
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
   const writer = new RecordWriter(ctx, copies);
@@ -114,43 +71,16 @@ export function writeRecords(value: unknown, ctx: EncodeContext, copies?: Readon
   return writer.records;
 }
 
-class RecordWriter {
-  readonly records: WireRecord[] = [];
-  /** Objects by identity and primitives by value → record index (aliases, cycles, dedupe). */
-  private readonly refs = new Map<unknown, number>();
+class RecordWriter extends RecordWalk {
   /** ArrayBuffers, views and Blobs: their records and which bytes become blobs. */
   readonly bytes: ByteRecords;
-  private readonly frames: Frame[] = [];
-  private readonly maxDepth: number;
 
   constructor(
-    private readonly ctx: EncodeContext,
+    ctx: EncodeContext,
     private readonly copies: ReadonlyMap<object, object> | undefined,
   ) {
-    this.maxDepth = ctx.maxDepth ?? DEFAULT_LIMITS.maxDepth;
+    super(ctx);
     this.bytes = new ByteRecords(this.records, ctx);
-  }
-
-  write(root: unknown): void {
-    const frames = this.frames;
-    try {
-      this.add(root);
-      while (frames.length) {
-        const frame = frames[frames.length - 1]!;
-        if (frame.next === frame.values.length) {
-          frames.pop();
-          continue;
-        }
-        const j = frame.next++;
-        const index = this.add(frame.values[j]);
-        if (frame.mode === INTO_LIST) frame.into[j] = index;
-        else if (frame.mode === INTO_PAIRS) (frame.into[j >> 1] as number[])[j & 1] = index;
-        else (frame.into[j] as Record<string | number, number>)[frame.slots![j]!] = index;
-      }
-    } catch (error) {
-      if (error instanceof FromRefer) throw error.error;
-      throw this.located(error);
-    }
   }
 
   /** Asks the connection whether `value` travels by reference. */
@@ -167,37 +97,7 @@ class RecordWriter {
     return ref ? this.push(ref, value) : undefined;
   }
 
-  /** Turns a refusal or a read failure into `ENCODE` naming where the walk was. */
-  private located(error: unknown): RpcError {
-    const frames = this.frames;
-    // Each open frame is writing its child `next - 1`: the frame above it, or, for the top one,
-    // the value that failed.
-    const segments: Segment[] = [];
-    for (const frame of frames) if (frame.next > 0) segments.push(segmentOf(frame.names, frame.next - 1));
-    let path = (this.ctx.label ?? "value") + pathText(segments);
-    if (error instanceof Refusal) {
-      if (error.inner !== undefined) path += segmentText(error.inner);
-      return new RpcError("ENCODE", error.describe(path), error.cause === undefined ? undefined : { cause: error.cause });
-    }
-    return new RpcError("ENCODE", `Reading ${path} threw: ${describeThrown(error)}`, { cause: error });
-  }
-
-  private push(record: WireRecord, key: unknown): number {
-    const index = this.records.push(record) - 1;
-    this.refs.set(key, index);
-    return index;
-  }
-
-  /** Opens a frame for a container's children; the container's record is already pushed. */
-  private open(values: unknown[], mode: Frame["mode"], into: unknown[], slots: Frame["slots"], names: Names): void {
-    if (values.length === 0) return;
-    if (this.frames.length >= this.maxDepth) {
-      throw new Refusal((path) => `Cannot send ${path}: the value is nested deeper than ${this.maxDepth} levels.`);
-    }
-    this.frames.push({ values, mode, into, slots, names, next: 0 });
-  }
-
-  private add(value: unknown): number {
+  protected add(value: unknown): number {
     if (typeof value === "object" && value !== null) value = this.copies?.get(value) ?? value;
     const known = this.refs.get(value);
     if (known !== undefined && !(value === 0 && 1 / (value as number) < 0)) return known;

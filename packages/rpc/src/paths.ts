@@ -1,7 +1,8 @@
 /**
  * How an encoding failure names where it happened: `result.config.env`, `arguments[0]`,
- * `value<Map value #2>.b`. Both walks (json-path.ts, encoder.ts) keep only what they need to
- * rebuild a path and spell it out when something fails, so the success path pays nothing.
+ * `value<Map value #2>.b`. Both walks (json-path.ts, and record-walk.ts for the record writer)
+ * keep only what they need to rebuild a path and spell it out when something fails, so the
+ * success path pays nothing.
  *
  * Internal module.
  */
