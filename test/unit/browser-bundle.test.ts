@@ -96,6 +96,7 @@ describe("what the smallest page bundles", () => {
       "outgoing-call.js",
       "paths.js",
       "proxy.js",
+      "reconnecting-link.js",
       "record-walk.js",
       "records.js",
       "references.js",
@@ -106,6 +107,7 @@ describe("what the smallest page bundles", () => {
       "schema-check.js",
       "session.js",
       "standard-schema.js",
+      "timers.js",
       "validate.js",
       "websocket-transport.js",
     ]);

@@ -14,15 +14,7 @@
 import type { Caller, CallerOptions } from "./caller.js";
 import { RpcError } from "./errors.js";
 import type { OutgoingCall } from "./outgoing-call.js";
-
-const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
-  if (timer !== undefined) clearTimeout(timer);
-};
-
-const unref = (timer: ReturnType<typeof setTimeout>) => {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
-};
+import { clear, unref } from "./timers.js";
 
 export class CallTimeouts {
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,8 +1,10 @@
 /**
  * A client's session: one logical link to one Durable Object across any number of connections.
- * It owns the transport lifecycle (connect, reconnect with backoff, heartbeats, state), the caller
- * half that outlives connections (its calls wait while reconnecting), the client's exports
- * (functions and objects it passed by reference) and what it exposes to the object. Each open
+ * The link itself (its state, heartbeats, reconnect with backoff) is `ReconnectingLink`
+ * (reconnecting-link.ts), which the session extends; the session opens each connection and says
+ * what its close means for the calls, and owns the caller half that outlives connections (its
+ * calls wait while reconnecting), the client's exports (functions and objects it passed by
+ * reference), what it exposes to the object, and its Hello (session id, resends). Each open
  * transport gets a fresh `Connection` (connection.ts) for everything per connection.
  *
  * Invariants:
@@ -21,52 +23,26 @@ import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
 import type { AccessPolicy } from "./access.js";
-import { CloseCode, FRAME_MARK, FrameKind, HEARTBEAT_PING } from "./envelopes.js";
+import { CloseCode, FRAME_MARK, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
+import { ReconnectingLink, type ReconnectingLinkOptions } from "./reconnecting-link.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
+import { clear } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 export type { CallOptions } from "./proxy.js";
+export type { ConnectionState, HeartbeatOptions, ReconnectOptions } from "./reconnecting-link.js";
 
-/** Reconnection after an unexpected close: capped, jittered exponential backoff. */
-export interface ReconnectOptions {
-  /** First delay in ms. Default 250. */
-  initialDelay?: number;
-  /** Largest delay in ms. Default 10,000. */
-  maxDelay?: number;
-  /** Growth per failed attempt. Default 2. */
-  factor?: number;
-  /** Random share of each delay, 0–1 (0.5: delay × [0.5, 1]). Default 0.5. */
-  jitter?: number;
-  /** A connection open this long (ms) resets the backoff. Default 5,000. */
-  resetAfter?: number;
-}
-
-/** Dead-peer detection that never wakes a hibernating Durable Object. */
-export interface HeartbeatOptions {
-  /** Ping after this many ms without traffic. Default 30,000. */
-  interval?: number;
-  /** Declare the connection dead when no answer arrives within this many ms. Default 10,000. */
-  timeout?: number;
-}
-
-/** Connection states, observable through `rpcConnection(client)`. */
-export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "disposed";
-
-export interface SessionOptions {
+export interface SessionOptions extends ReconnectingLinkOptions {
   transport: TransportFactory;
   /** The endpoint, for transports that use it (`TransportHandler.url`). */
   url: string | undefined;
   /** Default per-call timeout in ms; 0 disables. */
   timeout: number;
   limits: Readonly<RpcLimits>;
-  /** Describes the endpoint in error messages. */
-  label: string;
-  reconnect: Required<ReconnectOptions> | false;
-  heartbeat: Required<HeartbeatOptions> | false;
   /** Hold flushing while the transport has more than this many bytes buffered. */
   highWaterMark: number;
   /** Give up on a connection attempt that has neither opened nor failed after this many ms. */
@@ -88,31 +64,12 @@ function newSessionId(): string {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
-  if (timer !== undefined) clearTimeout(timer);
-};
-
-const unref = (timer: ReturnType<typeof setTimeout>) => {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
-};
-
-export class ClientSession implements TransportHandler {
-  private _state: ConnectionState = "idle";
-  private transport: RpcTransport | undefined;
+export class ClientSession extends ReconnectingLink implements TransportHandler {
+  declare protected readonly options: SessionOptions;
   /** The open connection, or the one being opened. */
   private conn: Connection | undefined;
   readonly caller: Caller;
   readonly exports: ExportTable;
-  private readonly listeners = new Set<(state: ConnectionState) => void>();
-  private attempt = 0;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  private stableTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  /** When the last message arrived: the only proof the peer is alive. */
-  private lastReceived = 0;
-  /** When the outstanding ping was sent, or 0. */
-  private pingSentAt = 0;
   /** Why the last connection ended, for `DISCONNECTED` messages. */
   private lastClose: { code: number; reason: string } | undefined;
   /** Why this client closed the connection itself, when it refused a frame. */
@@ -145,7 +102,8 @@ export class ClientSession implements TransportHandler {
     return this.options.url;
   }
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(options: SessionOptions) {
+    super(options);
     this.exports = new ExportTable(options.limits.maxExports, "This client");
     this.caller = new Caller({
       timeout: options.timeout,
@@ -175,14 +133,6 @@ export class ClientSession implements TransportHandler {
     return this.options.label;
   }
 
-  get state(): ConnectionState {
-    return this._state;
-  }
-
-  get disposed(): boolean {
-    return this._state === "disposed";
-  }
-
   /** Calls queued or waiting for a reply. */
   get pendingCount(): number {
     return this.caller.pending.size;
@@ -191,46 +141,6 @@ export class ClientSession implements TransportHandler {
   /** The open connection, if any (tests, diagnostics). */
   get connection(): Connection | undefined {
     return this._state === "open" ? this.conn : undefined;
-  }
-
-  /** Subscribes to state changes; returns the unsubscribe function. */
-  onStateChange(listener: (state: ConnectionState) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** Resolves when the connection is open (connecting if idle); rejects if disposed first. */
-  waitForOpen(): Promise<void> {
-    if (this._state === "open") return Promise.resolve();
-    if (this._state === "disposed") return Promise.reject(this.disposedError());
-    if (this._state === "idle") this.connect();
-    return new Promise((resolve, reject) => {
-      const off = this.onStateChange((state) => {
-        if (state === "open") {
-          off();
-          resolve();
-        } else if (state === "disposed") {
-          off();
-          reject(this.disposedError());
-        }
-      });
-    });
-  }
-
-  private setState(state: ConnectionState): void {
-    if (this._state === state) return;
-    this._state = state;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(state);
-      } catch {
-        // A listener's failure is its own; the session goes on.
-      }
-    }
-  }
-
-  private disposedError(): RpcError {
-    return new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`);
   }
 
   /** Makes a call through this session (tests use it directly; users go through the proxy). */
@@ -242,7 +152,7 @@ export class ClientSession implements TransportHandler {
   // Connecting
   // ---------------------------------------------------------------------------------------------
 
-  private connect(): void {
+  protected connect(): void {
     if (this._state === "disposed") return;
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     const transport = this.options.transport(this);
@@ -410,74 +320,6 @@ export class ClientSession implements TransportHandler {
     };
     if (transport?.diagnose) transport.diagnose().then(fail, () => fail(undefined));
     else fail(undefined);
-  }
-
-  private scheduleReconnect(): void {
-    const r = this.options.reconnect as Required<ReconnectOptions>;
-    const base = Math.min(r.maxDelay, r.initialDelay * r.factor ** Math.max(0, this.attempt - 1));
-    const delay = base * (1 - r.jitter * Math.random());
-    this.setState("reconnecting");
-    this.reconnectTimer = unref(
-      setTimeout(() => {
-        this.reconnectTimer = undefined;
-        if (this._state === "reconnecting") this.connect();
-      }, delay),
-    );
-    if (this.caller.pending.size > 0) {
-      // Keep the process alive while calls wait for the connection.
-      (this.reconnectTimer as { ref?: () => void }).ref?.();
-    }
-  }
-
-  /** A connection that stays open for `resetAfter` ms resets the backoff. */
-  private armStable(): void {
-    if (this.options.reconnect === false) {
-      this.attempt = 0;
-      return;
-    }
-    clear(this.stableTimer);
-    this.stableTimer = unref(setTimeout(() => (this.attempt = 0), this.options.reconnect.resetAfter));
-  }
-
-  /**
-   * Pings when nothing has arrived for `interval` ms and closes (code 4000, then reconnects)
-   * when nothing arrives within `timeout` ms of the ping. Only *received* traffic counts: a
-   * client that keeps sending into a half-open connection still detects it.
-   */
-  private armHeartbeat(): void {
-    const hb = this.options.heartbeat;
-    if (hb === false) return;
-    clear(this.heartbeatTimer);
-    const tick = () => {
-      if (this._state !== "open" || !this.transport) return;
-      const now = Date.now();
-      if (this.pingSentAt) {
-        const waited = now - this.pingSentAt;
-        if (waited >= hb.timeout) {
-          this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
-          return;
-        }
-        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - waited));
-        return;
-      }
-      const quiet = now - this.lastReceived;
-      if (quiet >= hb.interval) {
-        this.pingSentAt = now;
-        this.transport.send(HEARTBEAT_PING);
-        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout));
-        return;
-      }
-      this.heartbeatTimer = unref(setTimeout(tick, hb.interval - quiet));
-    };
-    this.heartbeatTimer = unref(setTimeout(tick, hb.interval));
-  }
-
-  private clearTimers(): void {
-    clear(this.heartbeatTimer);
-    clear(this.stableTimer);
-    this.heartbeatTimer = undefined;
-    this.stableTimer = undefined;
-    this.pingSentAt = 0;
   }
 
   /** Closes the connection and rejects every waiting call with `DISPOSED`. Idempotent. */

@@ -1,0 +1,194 @@
+/**
+ * A client's link to its endpoint across connections (not a connection's own `Link`, see
+ * connection.ts): its state (observable through `rpcConnection(client)`) and who listens to it,
+ * the heartbeat that detects a dead peer while a connection is open, and the backoff between
+ * attempts after an unexpected close. The session (session.ts) builds on it: it opens each
+ * connection (`connect`), decides what a close means for its calls, and disposes of it.
+ *
+ * Invariants:
+ *  - Listeners hear each change of state once, in order; a listener's failure is its own.
+ *  - Only *received* traffic proves the peer alive (`lastReceived`, set by the session): a client
+ *    that keeps sending into a half-open connection still detects it. The ping never wakes a
+ *    hibernating object (its runtime answers it).
+ *  - Failed attempts wait longer each time (capped, jittered); a connection that stays open
+ *    `resetAfter` ms starts the count again. Timers are unref'd, except the reconnect timer while
+ *    calls wait (it keeps a Node process alive for them).
+ *
+ * Internal module.
+ */
+import { CloseCode, HEARTBEAT_PING } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import { clear, unref } from "./timers.js";
+import type { RpcTransport } from "./transport.js";
+
+/** Reconnection after an unexpected close: capped, jittered exponential backoff. */
+export interface ReconnectOptions {
+  /** First delay in ms. Default 250. */
+  initialDelay?: number;
+  /** Largest delay in ms. Default 10,000. */
+  maxDelay?: number;
+  /** Growth per failed attempt. Default 2. */
+  factor?: number;
+  /** Random share of each delay, 0–1 (0.5: delay × [0.5, 1]). Default 0.5. */
+  jitter?: number;
+  /** A connection open this long (ms) resets the backoff. Default 5,000. */
+  resetAfter?: number;
+}
+
+/** Dead-peer detection that never wakes a hibernating Durable Object. */
+export interface HeartbeatOptions {
+  /** Ping after this many ms without traffic. Default 30,000. */
+  interval?: number;
+  /** Declare the connection dead when no answer arrives within this many ms. Default 10,000. */
+  timeout?: number;
+}
+
+/** Connection states, observable through `rpcConnection(client)`. */
+export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "disposed";
+
+/** What the link needs of the session's options. */
+export interface ReconnectingLinkOptions {
+  /** Describes the endpoint in error messages. */
+  label: string;
+  reconnect: Required<ReconnectOptions> | false;
+  heartbeat: Required<HeartbeatOptions> | false;
+}
+
+export abstract class ReconnectingLink {
+  protected _state: ConnectionState = "idle";
+  protected transport: RpcTransport | undefined;
+  protected readonly listeners = new Set<(state: ConnectionState) => void>();
+  /** Failed attempts since the last connection that stayed open (0: the first attempt). */
+  protected attempt = 0;
+  protected reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private stableTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the last message arrived: the only proof the peer is alive. */
+  protected lastReceived = 0;
+  /** When the outstanding ping was sent, or 0. */
+  protected pingSentAt = 0;
+
+  constructor(protected readonly options: ReconnectingLinkOptions) {}
+
+  /** Opens a connection on a new transport (state `connecting`, or `reconnecting` after a close). */
+  protected abstract connect(): void;
+
+  /** Calls queued or waiting for a reply. */
+  abstract get pendingCount(): number;
+
+  get state(): ConnectionState {
+    return this._state;
+  }
+
+  get disposed(): boolean {
+    return this._state === "disposed";
+  }
+
+  /** Subscribes to state changes; returns the unsubscribe function. */
+  onStateChange(listener: (state: ConnectionState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves when the connection is open (connecting if idle); rejects if disposed first. */
+  waitForOpen(): Promise<void> {
+    if (this._state === "open") return Promise.resolve();
+    if (this._state === "disposed") return Promise.reject(this.disposedError());
+    if (this._state === "idle") this.connect();
+    return new Promise((resolve, reject) => {
+      const off = this.onStateChange((state) => {
+        if (state === "open") {
+          off();
+          resolve();
+        } else if (state === "disposed") {
+          off();
+          reject(this.disposedError());
+        }
+      });
+    });
+  }
+
+  protected setState(state: ConnectionState): void {
+    if (this._state === state) return;
+    this._state = state;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state);
+      } catch {
+        // A listener's failure is its own; the session goes on.
+      }
+    }
+  }
+
+  protected disposedError(): RpcError {
+    return new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`);
+  }
+
+  protected scheduleReconnect(): void {
+    const r = this.options.reconnect as Required<ReconnectOptions>;
+    const base = Math.min(r.maxDelay, r.initialDelay * r.factor ** Math.max(0, this.attempt - 1));
+    const delay = base * (1 - r.jitter * Math.random());
+    this.setState("reconnecting");
+    this.reconnectTimer = unref(
+      setTimeout(() => {
+        this.reconnectTimer = undefined;
+        if (this._state === "reconnecting") this.connect();
+      }, delay),
+    );
+    if (this.pendingCount > 0) {
+      // Keep the process alive while calls wait for the connection.
+      (this.reconnectTimer as { ref?: () => void }).ref?.();
+    }
+  }
+
+  /** A connection that stays open for `resetAfter` ms resets the backoff. */
+  protected armStable(): void {
+    if (this.options.reconnect === false) {
+      this.attempt = 0;
+      return;
+    }
+    clear(this.stableTimer);
+    this.stableTimer = unref(setTimeout(() => (this.attempt = 0), this.options.reconnect.resetAfter));
+  }
+
+  /**
+   * Pings when nothing has arrived for `interval` ms and closes (code 4000, then reconnects)
+   * when nothing arrives within `timeout` ms of the ping. Only *received* traffic counts: a
+   * client that keeps sending into a half-open connection still detects it.
+   */
+  protected armHeartbeat(): void {
+    const hb = this.options.heartbeat;
+    if (hb === false) return;
+    clear(this.heartbeatTimer);
+    const tick = () => {
+      if (this._state !== "open" || !this.transport) return;
+      const now = Date.now();
+      if (this.pingSentAt) {
+        const waited = now - this.pingSentAt;
+        if (waited >= hb.timeout) {
+          this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
+          return;
+        }
+        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - waited));
+        return;
+      }
+      const quiet = now - this.lastReceived;
+      if (quiet >= hb.interval) {
+        this.pingSentAt = now;
+        this.transport.send(HEARTBEAT_PING);
+        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout));
+        return;
+      }
+      this.heartbeatTimer = unref(setTimeout(tick, hb.interval - quiet));
+    };
+    this.heartbeatTimer = unref(setTimeout(tick, hb.interval));
+  }
+
+  protected clearTimers(): void {
+    clear(this.heartbeatTimer);
+    clear(this.stableTimer);
+    this.heartbeatTimer = undefined;
+    this.stableTimer = undefined;
+    this.pingSentAt = 0;
+  }
+}
