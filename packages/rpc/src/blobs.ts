@@ -3,7 +3,8 @@
  * encoding is synchronous. So the record writer reserves a blob slot for each one and records a
  * `PendingBlob`; `resolveBlobs` then reads them all into their slots, and only then may the
  * frame be written. A connection that waits for a Blob holds back its later frames too, so calls
- * and replies keep their order (session.ts, dispatcher.ts).
+ * and replies keep their order (outbox.ts: an envelope whose bytes are not ready holds back every
+ * envelope after it).
  *
  * On the receiving side a Blob or File is rebuilt from its blob with `type` (and `name`,
  * `lastModified`), under the same limits as any other bytes: they are blobs of the frame.

@@ -318,9 +318,10 @@ export class Caller implements CallMaker {
   }
 
   /**
-   * The connection calls went out on ended. `requeue(call)` says what happens to a call that was
-   * sent on it and not answered: true puts it back in front of the queue (flagged `retry` when
-   * `retry` is true), false fails it with `error`.
+   * The connection calls went out on ended. `decide(call)` says what happens to a call that was
+   * sent on it and not answered: "retry" puts it back in front of the queue flagged as a resend
+   * (the object's delivery record answers it if it ran), "resend" puts it back as a new send (an
+   * idempotent call), "fail" fails it with `error(call)`.
    */
   connectionLost(
     lost: Connection,

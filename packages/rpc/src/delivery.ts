@@ -10,10 +10,10 @@
  *  - cannot be known (`window` or more later calls of its session were recorded since, or the
  *    whole session expired) → `EXPIRED`.
  *
- * The answers are written in batches: one row of `_dorpc_replies` per session and write holds
- * the answers of every call of that session written then (a batch of the ≤ `flushAfter` ms of
- * calls that wrote nothing is one row, not one per call: rows written are what Durable Objects
- * bill). A session keeps the batches of its last `window` calls: a batch whose newest call is
+ * The answers are written in batches (their format: delivery-batches.ts): one row of
+ * `_dorpc_replies` per session and write holds the answers of every call of that session written
+ * then (a batch of the ≤ `flushAfter` ms of calls that wrote nothing is one row, not one per call:
+ * rows written are what Durable Objects bill). A session keeps the batches of its last `window` calls: a batch whose newest call is
  * `window` or more calls older than the session's newest recorded call is deleted (checked every
  * `window / 4` calls, so the record holds at most about 1.25 × `window` calls' answers), and a
  * resend of a call that old is refused (EXPIRED), whether or not its batch is still there.
@@ -38,6 +38,7 @@
  *
  * Internal module (workerd only: `ctx.storage.sql`).
  */
+import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -55,9 +56,6 @@ export type Decision =
 const RUN_RECORDED: Decision = { kind: "run", record: true };
 const RUN_UNRECORDED: Decision = { kind: "run", record: false };
 
-/** The marker stored for a call whose answer is not kept (record: false, or too large). */
-const NOT_KEPT = "";
-
 const SWEEP_EVERY = 3_600_000;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
@@ -65,21 +63,9 @@ const FLUSH_ROWS = 256;
 const FLUSH_BYTES = 1 << 20;
 
 /** An answer waiting in memory for its batch to be written. */
-interface Row {
+interface Row extends Answer {
   readonly session: string;
-  readonly id: number;
-  readonly stored: string | Uint8Array;
 }
-
-/** How an answer is kept in a batch's `frames` blob (the kind in its `ids` entry). */
-enum Kept {
-  Text = 0,
-  Binary = 1,
-  NotKept = 2,
-}
-
-/** A batch row's answers are cut into several rows past this many bytes (a Durable Object row holds at most 2 MB). */
-const BATCH_BYTES = 1 << 20;
 
 /** A recorded call still running: the storage writes counted when it was admitted, and its waiters. */
 interface Running {
@@ -133,11 +119,7 @@ export class DeliveryRecord {
 
   private ensure(): void {
     if (this.created) return;
-    // `last`/`first`: the newest and oldest call id of the batch; `ids`: JSON [[id, kind, bytes], …]
-    // in the order of `frames`, the answers' bytes one after another (kind: Kept).
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS _dorpc_replies (session TEXT NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, ids TEXT NOT NULL, frames BLOB NOT NULL, PRIMARY KEY (session, last)) WITHOUT ROWID",
-    );
+    this.sql.exec(CREATE_REPLIES); // delivery-batches.ts: one row per session and write
     // The one-row-per-call table of earlier versions (0.1), if the object has one.
     this.sql.exec("DROP TABLE IF EXISTS _dorpc_calls");
     this.sql.exec("CREATE TABLE IF NOT EXISTS _dorpc_sessions (session TEXT PRIMARY KEY, last_at INTEGER NOT NULL) WITHOUT ROWID");
@@ -183,13 +165,10 @@ export class DeliveryRecord {
     }
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
-    const newest = this.sql.exec("SELECT max(last) AS n FROM _dorpc_replies WHERE session = ?", session).toArray()[0]?.n as
-      | number
-      | null
-      | undefined;
-    if (newest == null || newest < id) return RUN_RECORDED; // never ran: ids only grow
+    const newest = newestAnswer(this.sql, session);
+    if (newest === undefined || newest < id) return RUN_RECORDED; // never ran: ids only grow
     if (newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
-    const frame = this.lookup(session, id);
+    const frame = findAnswer(this.sql, session, id);
     if (frame === undefined) return RUN_RECORDED; // a later call was recorded, this one never was
     if (frame === NOT_KEPT) {
       return {
@@ -201,32 +180,6 @@ export class DeliveryRecord {
       };
     }
     return { kind: "replay", frame };
-  }
-
-  /**
-   * The recorded answer of call `id`, or `undefined` when no batch holds it. Batches overlap when
-   * a slow call is written after faster later ones, so every batch whose range covers `id` is
-   * read (their `ids` only; the frames of the one that holds it).
-   */
-  private lookup(session: string, id: number): WireFrame | typeof NOT_KEPT | undefined {
-    const candidates = this.sql
-      .exec("SELECT last, ids FROM _dorpc_replies WHERE session = ? AND last >= ? AND first <= ?", session, id, id)
-      .toArray();
-    for (const candidate of candidates) {
-      const entries = JSON.parse(candidate.ids as string) as [id: number, kind: Kept, bytes: number][];
-      let offset = 0;
-      for (const [entryId, kind, bytes] of entries) {
-        if (entryId === id) {
-          if (kind === Kept.NotKept) return NOT_KEPT;
-          const frames = this.sql.exec("SELECT frames FROM _dorpc_replies WHERE session = ? AND last = ?", session, candidate.last).one()
-            .frames as ArrayBuffer;
-          const answer = new Uint8Array(frames, offset, bytes);
-          return kind === Kept.Text ? new TextDecoder().decode(answer) : answer.slice();
-        }
-        offset += bytes;
-      }
-    }
-    return undefined;
   }
 
   /** A recorded call is about to run: resends of it wait until `save`. */
@@ -329,49 +282,10 @@ export class DeliveryRecord {
     );
   }
 
-  /**
-   * Writes the answers of one session as batch rows (one, unless they pass BATCH_BYTES), then
-   * deletes the session's batches that fell out of its window, every `window / 4` calls.
-   */
+  /** Writes the answers of one session (delivery-batches.ts), then prunes its old ones when due. */
   private writeBatch(session: string, rows: readonly Row[]): void {
     this.beforeWrite();
-    const encoder = new TextEncoder();
-    let start = 0;
-    while (start < rows.length) {
-      const entries: [number, Kept, number][] = [];
-      const parts: Uint8Array[] = [];
-      let bytes = 0;
-      let first = Number.MAX_SAFE_INTEGER;
-      let last = 0;
-      let end = start;
-      for (; end < rows.length && (end === start || bytes < BATCH_BYTES); end++) {
-        const { id, stored } = rows[end]!;
-        const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
-        if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
-        entries.push([id, stored === NOT_KEPT ? Kept.NotKept : typeof stored === "string" ? Kept.Text : Kept.Binary, part.byteLength]);
-        parts.push(part);
-        bytes += part.byteLength;
-        if (id < first) first = id;
-        if (id > last) last = id;
-      }
-      const frames = new Uint8Array(bytes);
-      let offset = 0;
-      for (const part of parts) {
-        frames.set(part, offset);
-        offset += part.byteLength;
-      }
-      // A resend that ran again is written again: its batch replaces the one of the same newest id.
-      this.sql.exec(
-        "INSERT INTO _dorpc_replies (session, last, first, ids, frames) VALUES (?, ?, ?, ?, ?) ON CONFLICT(session, last) DO UPDATE SET first = excluded.first, ids = excluded.ids, frames = excluded.frames",
-        session,
-        last,
-        first,
-        JSON.stringify(entries),
-        frames.buffer,
-      );
-      this.prune(session, last);
-      start = end;
-    }
+    this.prune(session, writeAnswers(this.sql, session, rows));
   }
 
   /**
@@ -383,7 +297,7 @@ export class DeliveryRecord {
     const at = this.pruneAt.get(session);
     if (at !== undefined && last < at) return;
     this.pruneAt.set(session, last + Math.max(1, this.options.window >> 2));
-    this.sql.exec("DELETE FROM _dorpc_replies WHERE session = ? AND last <= ?", session, last - this.options.window);
+    deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
 
   /**
@@ -408,8 +322,6 @@ export class DeliveryRecord {
     this.sql.exec("DELETE FROM _dorpc_sessions WHERE last_at < ?", cutoff);
   }
 }
-
-const EMPTY = new Uint8Array(0);
 
 function expired(id: number): RpcError {
   return new RpcError(

@@ -5,6 +5,7 @@
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { diagnoseEndpoint } from "./diagnose.js";
+import { unref } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 /** The part of the WHATWG WebSocket that dorpc uses. */
@@ -36,11 +37,6 @@ const OPEN = 1;
  */
 const STATE_CHECK_MS = 1_000;
 const CLOSING_GRACE_MS = 2_000;
-
-const unref = (timer: ReturnType<typeof setTimeout>) => {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
-};
 
 /** Transport factory for `url` using `WebSocketImpl`. */
 export function webSocketTransport(url: string, WebSocketImpl: WebSocketConstructor): TransportFactory {

@@ -1,0 +1,123 @@
+/**
+ * How the delivery record keeps answers in storage: batch rows of `_dorpc_replies`.
+ *
+ * One row holds the answers of one session written at one time (delivery.ts decides when):
+ *  - `frames`: the answers' bytes one after another (a text frame as UTF-8, a binary frame as it
+ *    is, a marker as nothing);
+ *  - `ids`: JSON `[[id, kind, bytes], …]` in the order of `frames` (kind: `Kept`), so an answer is
+ *    found by summing the lengths before it;
+ *  - `first` / `last`: the lowest and highest call id in the row. `last` is the row's key with the
+ *    session: a call is recorded once, so two rows never share it, except when a resend that runs
+ *    again is recorded again, and then its row replaces the earlier one.
+ *
+ * Rows of one session can overlap in id range (a slow call is written after faster later ones),
+ * so a lookup reads the `ids` of every row whose range covers the id. A row is cut past
+ * `BATCH_BYTES` (a Durable Object row holds at most 2 MB).
+ *
+ * Internal module (workerd, and Node tests over `node:sqlite`).
+ */
+import type { WireFrame } from "./frame.js";
+import type { Sql } from "./sql.js";
+
+/** What the record keeps for a call whose answer is not kept (record: false, or too large). */
+export const NOT_KEPT = "";
+
+/** An answer waiting to be written: the frame that carried it (kept as handed over), or NOT_KEPT. */
+export interface Answer {
+  readonly id: number;
+  readonly stored: string | Uint8Array;
+}
+
+/** How an answer is kept in a row's `frames` (the kind in its `ids` entry). */
+enum Kept {
+  Text = 0,
+  Binary = 1,
+  NotKept = 2,
+}
+
+/** A batch row's answers are cut into several rows past this many bytes. */
+const BATCH_BYTES = 1 << 20;
+
+const EMPTY = new Uint8Array(0);
+
+/** The table, created by the record's first write. */
+export const CREATE_REPLIES =
+  "CREATE TABLE IF NOT EXISTS _dorpc_replies (session TEXT NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, ids TEXT NOT NULL, frames BLOB NOT NULL, PRIMARY KEY (session, last)) WITHOUT ROWID";
+
+/**
+ * Writes `answers` of `session` as batch rows (one, unless they pass BATCH_BYTES) and returns
+ * the highest id written.
+ */
+export function writeAnswers(sql: Sql, session: string, answers: readonly Answer[]): number {
+  const encoder = new TextEncoder();
+  let newest = 0;
+  let start = 0;
+  while (start < answers.length) {
+    const entries: [number, Kept, number][] = [];
+    const parts: Uint8Array[] = [];
+    let bytes = 0;
+    let first = Number.MAX_SAFE_INTEGER;
+    let last = 0;
+    let end = start;
+    for (; end < answers.length; end++) {
+      const { id, stored } = answers[end]!;
+      const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
+      if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
+      entries.push([id, stored === NOT_KEPT ? Kept.NotKept : typeof stored === "string" ? Kept.Text : Kept.Binary, part.byteLength]);
+      parts.push(part);
+      bytes += part.byteLength;
+      if (id < first) first = id;
+      if (id > last) last = id;
+    }
+    const frames = new Uint8Array(bytes);
+    let offset = 0;
+    for (const part of parts) {
+      frames.set(part, offset);
+      offset += part.byteLength;
+    }
+    sql.exec(
+      "INSERT INTO _dorpc_replies (session, last, first, ids, frames) VALUES (?, ?, ?, ?, ?) ON CONFLICT(session, last) DO UPDATE SET first = excluded.first, ids = excluded.ids, frames = excluded.frames",
+      session,
+      last,
+      first,
+      JSON.stringify(entries),
+      frames.buffer,
+    );
+    if (last > newest) newest = last;
+    start = end;
+  }
+  return newest;
+}
+
+/** The highest call id recorded for `session`, or `undefined` when none is. */
+export function newestAnswer(sql: Sql, session: string): number | undefined {
+  const n = sql.exec("SELECT max(last) AS n FROM _dorpc_replies WHERE session = ?", session).toArray()[0]?.n;
+  return typeof n === "number" ? n : undefined;
+}
+
+/** The recorded answer of call `id`: its frame, NOT_KEPT for a marker, `undefined` when no row holds it. */
+export function findAnswer(sql: Sql, session: string, id: number): WireFrame | typeof NOT_KEPT | undefined {
+  const candidates = sql
+    .exec("SELECT last, ids FROM _dorpc_replies WHERE session = ? AND last >= ? AND first <= ?", session, id, id)
+    .toArray();
+  for (const candidate of candidates) {
+    const entries = JSON.parse(candidate.ids as string) as [id: number, kind: Kept, bytes: number][];
+    let offset = 0;
+    for (const [entryId, kind, bytes] of entries) {
+      if (entryId === id) {
+        if (kind === Kept.NotKept) return NOT_KEPT;
+        const frames = sql.exec("SELECT frames FROM _dorpc_replies WHERE session = ? AND last = ?", session, candidate.last).one()
+          .frames as ArrayBuffer;
+        const answer = new Uint8Array(frames, offset, bytes);
+        return kind === Kept.Text ? new TextDecoder().decode(answer) : answer.slice();
+      }
+      offset += bytes;
+    }
+  }
+  return undefined;
+}
+
+/** Deletes `session`'s rows whose newest call is at or below `last`. */
+export function deleteAnswersUpTo(sql: Sql, session: string, last: number): void {
+  sql.exec("DELETE FROM _dorpc_replies WHERE session = ? AND last <= ?", session, last);
+}
