@@ -228,6 +228,21 @@ describe("when the record is written, against the reply", () => {
     expect(t.sql.exec("SELECT n FROM kept").toArray()).toEqual([{ n: 1 }, { n: 7 }, { n: 8 }]);
   });
 
+  it("calls of one frame that wrote storage: their answers share one row, written in the turn of their replies, after the reply frame", async () => {
+    using t = setup({}, NEVER);
+    await t.client.store(1);
+    const sentAtWrite = watchRows(t);
+    const rowsBefore = batchRows(t.sql);
+    const before = t.faults.last.paired.sentByServer.length;
+    expect(await Promise.all([t.client.store(2), t.client.store(3), t.client.store(4)])).toEqual([2, 3, 4]);
+    // Written already (the timer cannot have: flushAfter is a minute), after the one reply frame.
+    expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]);
+    expect(batchRows(t.sql) - rowsBefore).toBe(1);
+    t.faults.cutOnReply = 1;
+    expect(await Promise.all([t.client.store(5), t.client.store(6)])).toEqual([5, 6]); // answered from the record
+    expect(t.service.runsOf("store")).toBe(6);
+  });
+
   it("flushAfter: 0 writes every row in the turn of its reply, just after it", async () => {
     using t = setup({}, { flushAfter: 0 });
     await t.client.increment();

@@ -68,6 +68,24 @@ describe("the delivery record's storage cost", () => {
   });
 });
 
+describe("the answers of calls that wrote storage", () => {
+  it("share one row when they came in one frame: 64 increment() calls made in one turn write 1 row of answers", async () => {
+    const name = uniqueName("cost-frame");
+    const read = await tally(name);
+    using client = createTestClient<Counter>(env.COUNTER, name);
+    await client.increment(); // the tables, the sweep, the session: written now
+    const before = await read();
+    const values = await Promise.all(Array.from({ length: 64 }, () => client.increment()));
+    expect(values).toEqual(Array.from({ length: 64 }, (_, i) => i + 2));
+    const after = await read();
+    // Each increment() wrote the counter (KV, not counted here); the 64 answers: one upsert.
+    expect({ statements: after.statements - before.statements, rowsWritten: after.rowsWritten - before.rowsWritten }).toEqual({
+      statements: 1,
+      rowsWritten: 1,
+    });
+  });
+});
+
 /** Answers recorded in `_dorpc_replies` (a SELECT: it does not count as a write). */
 const ANSWERS = "SELECT coalesce(sum(json_array_length(ids)), 0) AS n FROM _dorpc_replies";
 

@@ -82,6 +82,8 @@ export class DeliveryRecord {
   /** Answers not written yet, in the order they were saved. */
   private pending: Row[] = [];
   private pendingBytes = 0;
+  /** Answers wait that must be written before this turn ends (see `save`'s `inFlush`). */
+  private due = false;
   /** Per session: the call id at which its old batches are next deleted (see `prune`). */
   private readonly pruneAt = new Map<string, number>();
   /** Session rows not written yet: session → the `last_at` to write. */
@@ -188,22 +190,33 @@ export class DeliveryRecord {
   }
 
   /**
-   * A recorded call answered: store the frame that carries its answer (or a marker). Written now
-   * when the storage was written while the call ran (or there is no watch), else kept in memory
-   * until the next write or `flushAfter` ms. A binary frame is kept as it is, not copied: the
-   * caller hands it over (server-callee.ts builds one for the record alone).
+   * A recorded call answered: store the frame that carries its answer (or a marker). Written in
+   * this turn when the storage was written while the call ran (or there is no watch, or
+   * `flushAfter` is 0) — at once, or with `inFlush` at the `flushDue()` that ends the outbox's
+   * flush this save runs in, together with the answers of the other calls of that flush — else
+   * kept in memory until the next write or `flushAfter` ms. A binary frame is kept as it is, not
+   * copied: the caller hands it over (server-callee.ts builds one for the record alone).
    */
-  save(session: string, id: number, frame: WireFrame, keep: boolean): void {
+  save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush = false): void {
     const size = typeof frame === "string" ? frame.length : frame.byteLength;
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(`${session}:${id}`);
-    if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) this.flush();
-    else this.waitOrFlush();
+    if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
+      if (inFlush) this.due = true;
+      else this.flush();
+    } else this.waitOrFlush();
     const now = Date.now();
     if (now - (this.touched.get(session) ?? 0) > 300_000) this.touch(session, now);
     this.release(session, id);
+  }
+
+  /** Writes what `save(…, inFlush: true)` left for the end of the flush it ran in. */
+  flushDue(): void {
+    if (!this.due) return;
+    this.due = false;
+    this.flush();
   }
 
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
@@ -217,6 +230,7 @@ export class DeliveryRecord {
 
   /** Writes every row kept in memory (before a storage write, a resend's lookup, or on the timer). */
   flush(): void {
+    this.due = false;
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;

@@ -21,7 +21,8 @@
  *  - Work given to `afterFlush` runs right after the next flush has handed its frames to the
  *    socket, in the same turn (or when the outbox is cleared): a Durable Object writes a call's
  *    delivery record there, so the output gate does not hold its reply for that write
- *    (see server-callee.ts).
+ *    (see server-callee.ts). `afterAll` runs once after all of them, in the same turn: the
+ *    record writes the answers they saved there, together.
  *
  * Internal module.
  */
@@ -46,6 +47,8 @@ export class Outbox {
   private holds = 0;
   /** Work to run once the next flush has sent (see `afterFlush`). */
   private after: (() => void)[] | undefined;
+  /** Runs right after each run of the `afterFlush` work, in the same turn (see the invariants). */
+  afterAll: (() => void) | undefined;
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
@@ -168,7 +171,11 @@ export class Outbox {
   private runAfter(): void {
     const after = this.after!;
     this.after = undefined;
-    for (const fn of after) fn();
+    try {
+      for (const fn of after) fn();
+    } finally {
+      this.afterAll?.();
+    }
   }
 
   private sendSafely(frame: WireFrame): void {

@@ -30,7 +30,9 @@ import { methodSpec } from "./rpc-method.js";
 export interface Records {
   decide(session: string, id: number, flags: number, recorded: boolean, expiredSession: boolean): Decision;
   started(session: string, id: number): void;
-  save(session: string, id: number, frame: WireFrame, keep: boolean): void;
+  save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush?: boolean): void;
+  /** Writes the answers `save(…, inFlush: true)` left for the end of the outbox's flush. */
+  flushDue(): void;
   release(session: string, id: number): void;
 }
 
@@ -64,6 +66,11 @@ export class ServerCallee extends Callee {
     private readonly server: ServerCalleeConfig,
   ) {
     super(conn, server);
+    // The answers of calls that wrote storage, saved while one flush runs its work, are written
+    // together once it has run all of it: one row for every call of a frame, still in the turn
+    // of their replies (so in their writes' transaction).
+    const records = server.records;
+    if (records) conn.outbox.afterAll = () => records.flushDue();
   }
 
   /** Resolves once no call with an id is running or waiting (an HTTP batch answers then). */
@@ -181,7 +188,7 @@ export class ServerCallee extends Callee {
       );
     } else
       this.conn.outbox.afterFlush(() =>
-        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), call.keep),
+        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), call.keep, true),
       );
   }
 
