@@ -13,10 +13,11 @@
  * The answers are written in batches (their format: delivery-batches.ts): one row of
  * `_dorpc_replies` per session and write holds the answers of every call of that session written
  * then (a batch of the ≤ `flushAfter` ms of calls that wrote nothing is one row, not one per call:
- * rows written are what Durable Objects bill). A session keeps the batches of its last `window` calls: a batch whose newest call is
- * `window` or more calls older than the session's newest recorded call is deleted (checked every
- * `window / 4` calls, so the record holds at most about 1.25 × `window` calls' answers), and a
- * resend of a call that old is refused (EXPIRED), whether or not its batch is still there.
+ * rows written are what Durable Objects bill). A session keeps the batches of its last `window`
+ * calls: a batch whose newest call is `window` or more calls older than the session's newest
+ * recorded call is deleted (checked every `window / 4` calls, so the record holds at most about
+ * 1.25 × `window` calls' answers), and a resend of a call that old is refused (EXPIRED), whether
+ * or not its batch is still there.
  * Sessions idle for `maxAge` are swept at most once an hour (per object, across restarts).
  *
  * When a call's row is written (see `save`): a call during which the object's storage was written
@@ -214,9 +215,7 @@ export class DeliveryRecord {
 
   /** Writes what `save(…, inFlush: true)` left for the end of the flush it ran in. */
   flushDue(): void {
-    if (!this.due) return;
-    this.due = false;
-    this.flush();
+    if (this.due) this.flush(); // flush() clears `due`
   }
 
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
@@ -245,6 +244,12 @@ export class DeliveryRecord {
     const rows = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
+    const only = rows[0]!.session;
+    if (rows.every((row) => row.session === only)) {
+      // The common case (one client, or one session's calls): no grouping.
+      this.writeBatch(only, rows);
+      return;
+    }
     const bySession = new Map<string, Row[]>();
     for (const row of rows) {
       const list = bySession.get(row.session);
