@@ -22,6 +22,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { binaryFrame } from "../../test/support/binary-frame.js";
 import { startWranglerDev } from "../../test/support/wrangler-dev.js";
 import { dorpcAtMostOnce } from "../src/contenders/dorpc-guarantees.js";
 import type { Contender } from "../src/contenders/index.js";
@@ -71,22 +72,9 @@ interface Client {
 const FRAME_MARK = "\u001e";
 const BYTES = new Uint8Array(1024).map((_, i) => i & 0xff);
 
-/** dorpc's binary call frame for `echo(bytes)`: fixed header, one blob length, JSON padded to 16, the blob. */
+/** dorpc's binary call frame for `echo(bytes)` (the tests' hand-built layout, header padded to 16). */
 function bytesCallFrame(id: number, blob: Uint8Array): Uint8Array {
-  const json = new TextEncoder().encode(`[[${id},["echo",[4,["Uint8Array",0]]]]]`);
-  const start = 16;
-  const headerLength = json.byteLength + ((16 - ((start + json.byteLength) % 16)) % 16);
-  const out = new Uint8Array(start + headerLength + blob.byteLength);
-  const view = new DataView(out.buffer);
-  out[0] = FRAME_MARK.charCodeAt(0);
-  out[1] = "C".charCodeAt(0);
-  view.setUint32(4, 1, true);
-  view.setUint32(8, headerLength, true);
-  view.setUint32(12, blob.byteLength, true);
-  out.set(json, start);
-  out.fill(0x20, start + json.byteLength, start + headerLength);
-  out.set(blob, start + headerLength);
-  return out;
+  return binaryFrame(`[[${id},["echo",[4,["Uint8Array",0]]]]]`, [blob], { align: true });
 }
 
 /**

@@ -2,7 +2,8 @@
  * Hand-built binary frames for hostile-input tests (Node and workerd alike), laid out as
  * packages/rpc/src/frame.ts reads them: mark, kind, two zero bytes, u32 blob count, u32 header
  * length, u32 per blob (little-endian), header, blobs. `layout` overrides the declared numbers,
- * so a test can make a frame lie about itself.
+ * so a test can make a frame lie about itself; `align` pads the header with spaces so the first
+ * blob starts at a multiple of 16, as packages/rpc/src/frame.ts writes frames.
  */
 export interface BinaryLayout {
   /** Frame kind byte. Default "C" (calls). */
@@ -10,11 +11,19 @@ export interface BinaryLayout {
   blobCount?: number;
   headerLength?: number;
   lengths?: number[];
+  /** Pad the header with spaces (which JSON ignores) so the first blob starts at a multiple of 16. */
+  align?: boolean;
 }
 
 export function binaryFrame(header: string | Uint8Array, blobs: Uint8Array[] = [], layout: BinaryLayout = {}): Uint8Array {
-  const head = typeof header === "string" ? new TextEncoder().encode(header) : header;
+  let head = typeof header === "string" ? new TextEncoder().encode(header) : header;
   const lengths = layout.lengths ?? blobs.map((b) => b.byteLength);
+  if (layout.align) {
+    const start = 12 + 4 * lengths.length;
+    const padded = new Uint8Array(head.byteLength + ((16 - ((start + head.byteLength) % 16)) % 16)).fill(0x20);
+    padded.set(head);
+    head = padded;
+  }
   const total = 12 + 4 * lengths.length + head.byteLength + blobs.reduce((n, b) => n + b.byteLength, 0);
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
