@@ -32,6 +32,9 @@ async function sequenceBlock(
   const { conn } = await contender.connect(ctx.baseUrl, instanceName(ctx, s, contender), counters);
   try {
     for (let i = 0; i < s.warmupPerBlock; i++) await s.sample(conn, value);
+    const reference = s.reference;
+    const refFirst = reference !== undefined && pass % 2 === 1;
+    const refUs = refFirst ? await timeReference(conn, reference, s.samplesPerBlock) : undefined;
     const lat = new Array<number>(s.samplesPerBlock);
     collect();
     const region = startRegion(ctx, [counters]);
@@ -40,10 +43,24 @@ async function sequenceBlock(
       await s.sample(conn, value);
       lat[i] = Number(now() - start) / 1e3;
     }
-    return block(round, pass, lat, s.samplesPerBlock * s.callsPerSample, region.end());
+    const totals = region.end();
+    const ref = reference && !refFirst ? await timeReference(conn, reference, s.samplesPerBlock) : refUs;
+    return block(round, pass, lat, s.samplesPerBlock * s.callsPerSample, totals, ref ? { refUs: ref } : {});
   } finally {
     await conn.close();
   }
+}
+
+/** `n` samples of a scenario's reference call on `conn` (warmed up by a few first), µs. */
+async function timeReference(conn: Conn, reference: NonNullable<SequenceScenario["reference"]>, n: number): Promise<number[]> {
+  for (let i = 0; i < 5; i++) await reference.sample(conn);
+  const lat = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const start = now();
+    await reference.sample(conn);
+    lat[i] = Number(now() - start) / 1e3;
+  }
+  return lat;
 }
 
 async function connectBlock(ctx: RunContext, s: ConnectScenario, contender: Contender, round: number, pass: number): Promise<Block> {

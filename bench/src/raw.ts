@@ -37,6 +37,8 @@ export interface ScenarioInfo {
   calls?: number;
   slowMs?: number;
   fastCalls?: number;
+  /** The in-block reference call, when the scenario has one (its samples are each block's `refUs`). */
+  reference?: string;
 }
 
 export interface RunMode {
@@ -97,5 +99,6 @@ export function scenarioInfo(s: Scenario): ScenarioInfo {
     calls: s.kind === "oneshot" ? s.calls : undefined,
     slowMs: s.kind === "ordering" ? s.slowMs : undefined,
     fastCalls: s.kind === "ordering" ? s.fastCalls : undefined,
+    reference: s.kind === "sequence" ? s.reference?.label : undefined,
   };
 }

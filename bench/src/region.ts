@@ -19,6 +19,11 @@ export interface Block {
   latUs: number[];
   /** Handshake-only samples in µs (connect scenarios). */
   handshakeUs?: number[];
+  /**
+   * The scenario's reference call timed on the block's own connection, outside the timed region
+   * (sequence scenarios with a `reference`), µs: what a ratio target divides by.
+   */
+  refUs?: number[];
   /** Calls completed in the timed region. */
   calls: number;
   /** The calls that latency, CPU and wire counts are divided by (= calls). */

@@ -50,6 +50,13 @@ export interface SequenceScenario extends Base {
   sample(conn: Conn, value: unknown): Promise<unknown>;
   /** Checked once per contender before timing (untimed): why the sample's result is wrong, or undefined. */
   check?(conn: Conn, value: unknown): Promise<string | undefined>;
+  /**
+   * A plain call that a ratio target compares the sample with, timed in the same block on the
+   * same connection (as many samples, just before or just after the timed region, alternating
+   * by pass), so both sides of the ratio see the same moment of the machine. Outside the timed
+   * region: the block's CPU and wire counts stay the sample's own.
+   */
+  reference?: { label: string; sample(conn: Conn): Promise<unknown> };
 }
 
 /** k samples, each a new connection + first call (getValue), then closed untimed. */

@@ -29,6 +29,10 @@ export interface RowStats {
   proxyCpuUsPerCall: number | null;
   /** The per-round metric (p50 µs of every sample of the round, or calls/s for throughput), in round order. */
   perRound: (number | null)[];
+  /** The in-block reference samples (scenarios with a `reference`), every round pooled, µs. */
+  reference: Summary | null;
+  /** p50 µs of the round's in-block reference samples (scenarios with a `reference`), in round order. */
+  refPerRound: (number | null)[] | null;
   /** (max − min) / median of perRound. */
   roundSpread: number | null;
 }
@@ -74,6 +78,13 @@ function rowStats(info: ScenarioInfo, row: Row, rounds: number): RowStats {
     const inRound = blocks.filter((b) => b.round === r);
     return inRound.length ? roundMetric(info, inRound) : null;
   });
+  const hasRef = !empty && blocks.every((b) => b.refUs !== undefined);
+  const refPerRound = hasRef
+    ? Array.from({ length: rounds }, (_, r) => {
+        const ref = blocks.filter((b) => b.round === r).flatMap((b) => b.refUs!);
+        return ref.length ? percentileSorted(sortedCopy(ref), 50) : null;
+      })
+    : null;
   return {
     contender: row.contender,
     status: row.status,
@@ -89,6 +100,8 @@ function rowStats(info: ScenarioInfo, row: Row, rounds: number): RowStats {
     serverCpuUsPerCall: server ? perCall(sum(blocks, (b) => b.serverCpuUs ?? 0)) : null,
     proxyCpuUsPerCall: server ? perCall(sum(blocks, (b) => b.proxyCpuUs ?? 0)) : null,
     perRound,
+    reference: hasRef ? summarize(blocks.flatMap((b) => b.refUs!)) : null,
+    refPerRound,
     roundSpread: relativeRange(perRound.filter((v): v is number => v !== null)),
   };
 }
@@ -167,6 +180,22 @@ export function crossScenarioRatio(a: ScenarioStats, b: ScenarioStats, subject: 
     a.rows.find((r) => r.contender === subject),
     b.rows.find((r) => r.contender === subject),
   );
+}
+
+/**
+ * `subject`'s per-round p50 ÷ the p50 of its in-block reference samples of the same round (the
+ * same blocks, the same connections): median and range; null without reference samples.
+ */
+export function referenceRatio(s: ScenarioStats, subject: string): Spread | null {
+  const row = s.rows.find((r) => r.contender === subject);
+  if (row?.status.kind !== "ok" || !row.refPerRound) return null;
+  const paired: number[] = [];
+  for (let r = 0; r < row.perRound.length; r++) {
+    const x = row.perRound[r];
+    const y = row.refPerRound[r];
+    if (x != null && y != null && y > 0) paired.push(x / y);
+  }
+  return spread(paired);
 }
 
 /** Why a row has no numbers ("pending: …", "unsupported: …"), or undefined when it ran. */

@@ -30,6 +30,7 @@ function resultsJson(raw: RawRun, stats: ScenarioStats[], targets: Targets): str
         ...b,
         latUs: round(b.latUs, digits),
         handshakeUs: b.handshakeUs ? round(b.handshakeUs, 1) : undefined,
+        refUs: b.refUs ? round(b.refUs, 1) : undefined,
         cpuUs: Math.round(b.cpuUs),
         serverCpuUs: b.serverCpuUs === undefined ? undefined : Math.round(b.serverCpuUs),
         proxyCpuUs: b.proxyCpuUs === undefined ? undefined : Math.round(b.proxyCpuUs),

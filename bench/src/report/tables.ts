@@ -18,6 +18,7 @@ export function scenarioTable(group: ScenarioStats[]): string {
   const first = group[0]!;
   const throughput = isThroughput(first.info);
   const connect = first.info.kind === "connect";
+  const reference = first.info.reference;
   const ratioHeads = first.ratios.map((r) => `${r.subject} ÷ ${displayName(r.versus)} (${throughput ? "calls/s" : "p50"})`);
   const head = [
     "scenario",
@@ -29,6 +30,7 @@ export function scenarioTable(group: ScenarioStats[]): string {
     "p99.9",
     "max",
     ...(connect ? ["handshake p50"] : []),
+    ...(reference ? [`in-block ${reference} p50`] : []),
     "calls/s",
     "B sent/call",
     "B recv/call",
@@ -61,6 +63,7 @@ export function scenarioTable(group: ScenarioStats[]): string {
           l?.p999 != null ? fmtUs(l.p999) : "n<10k",
           fmtUs(l?.max),
           ...(connect ? [fmtUs(row.handshake?.p50)] : []),
+          ...(reference ? [fmtUs(row.reference?.p50)] : []),
           fmtRate(row.callsPerSec),
           fmtBytes(row.sentBytesPerCall),
           fmtBytes(row.recvBytesPerCall),
