@@ -40,6 +40,9 @@ const BATCH_BYTES = 1 << 20;
 
 const EMPTY = new Uint8Array(0);
 
+/** One encoder for every write (in workerd each `new TextEncoder()` is a runtime object of its own). */
+const encoder = new TextEncoder();
+
 /** The table, created by the record's first write. */
 export const CREATE_REPLIES =
   "CREATE TABLE IF NOT EXISTS _dorpc_replies (session TEXT NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, ids TEXT NOT NULL, frames BLOB NOT NULL, PRIMARY KEY (session, last)) WITHOUT ROWID";
@@ -49,7 +52,6 @@ export const CREATE_REPLIES =
  * the highest id written.
  */
 export function writeAnswers(sql: Sql, session: string, answers: readonly Answer[]): number {
-  const encoder = new TextEncoder();
   let newest = 0;
   let start = 0;
   while (start < answers.length) {
