@@ -535,6 +535,31 @@ describe("functions as arguments", () => {
     expect(await client.callTwice((n) => n * 10)).toBe(30);
   });
 
+  it("a function that is some other library's catch-all Proxy is a callback like any other, never taken for a dorpc proxy", async () => {
+    // It answers every symbol key, dorpc's own lookup key included, with a function (itself).
+    const calls: unknown[][] = [];
+    const magic: Callback = new Proxy(
+      (n: number) => {
+        calls.push([n]);
+        return n + 1;
+      },
+      { get: (target, key, receiver) => (typeof key === "symbol" ? receiver : Reflect.get(target, key)) },
+    );
+    const { client } = setup();
+    using _ = client;
+    expect(await client.callMe(magic, 41)).toBe(42);
+    expect(calls).toEqual([[41]]);
+  });
+
+  it("a revoked Proxy as an argument fails that call with ENCODE; the client goes on", async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const { client } = setup();
+    using _ = client;
+    await expectRejectsCode(client.greet(proxy as unknown as User), "ENCODE");
+    expect(await client.greet({ id: "a", name: "Ada" })).toBe("hello Ada");
+  });
+
   it("an error thrown by the callback reaches the server's await, and through it the caller", async () => {
     const { client } = setup();
     using _ = client;

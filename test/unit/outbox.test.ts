@@ -13,6 +13,25 @@ function capture() {
 const envelopes = (frame: string | Uint8Array): unknown[] => JSON.parse((frame as string).slice(2)) as unknown[];
 
 describe("Outbox", () => {
+  it("sends a lone envelope as a frame of one, then a turn of several as one frame, in order", async () => {
+    const { frames, outbox } = capture();
+    outbox.add(FrameKind.Replies, "[1,0,1]", []);
+    await Promise.resolve();
+    expect(frames).toEqual(["\u001eR[[1,0,1]]"]);
+    expect(outbox.idle).toBe(true);
+    outbox.add(FrameKind.Replies, "[2,0,2]", []);
+    expect(outbox.idle).toBe(false);
+    outbox.add(FrameKind.Replies, "[3,0,3]", []);
+    outbox.add(FrameKind.Replies, "[4,0,4]", []);
+    await Promise.resolve();
+    expect(frames.slice(1)).toEqual(["\u001eR[[2,0,2],[3,0,3],[4,0,4]]"]);
+    outbox.add(FrameKind.Replies, "[5,0,5]", []);
+    outbox.clear();
+    outbox.flush();
+    expect(frames).toHaveLength(2);
+    expect(outbox.idle).toBe(true);
+  });
+
   it(`cuts a turn's envelopes into frames of at most ${MAX_ENVELOPES}, in order`, async () => {
     const { frames, outbox } = capture();
     const n = 2 * MAX_ENVELOPES + 88;

@@ -468,6 +468,34 @@ describe("timeouts", () => {
     expect(getRpcSession(client).pendingCount).toBe(0);
   });
 
+  it("keeps one timer for sequential calls, and a call made after it was armed still times out", async () => {
+    const timeout = 60_000;
+    const { client } = setup({ timeout });
+    using _ = client;
+    const delays: number[] = [];
+    const original = globalThis.setTimeout;
+    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+      delays.push(ms ?? 0);
+      return original(fn, ms);
+    }) as typeof setTimeout;
+    try {
+      for (let i = 0; i < 20; i++) expect(await client.double(i)).toBe(2 * i);
+    } finally {
+      globalThis.setTimeout = original;
+    }
+    // One deadline timer for all 20 (armed for the first call's deadline, kept while later calls
+    // come and go): not one set and cleared per call.
+    expect(delays.filter((ms) => ms > timeout - 1_000)).toHaveLength(1);
+    // That timer fires for a deadline long before this call's own: it is armed again for this one.
+    await expectRejectsCode(withCallOptions(client.never(), { timeout: 30 }), "TIMEOUT");
+    const shortFirst = setup({ timeout: 40 });
+    using __ = shortFirst.client;
+    expect(await shortFirst.client.double(1)).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Armed for the first call's deadline (40 ms after it), it finds this call's deadline later.
+    await expectRejectsCode(shortFirst.client.never(), "TIMEOUT");
+  });
+
   it("applies a per-call timeout from withCallOptions", async () => {
     const { client } = setup({ timeout: 0 });
     using _ = client;

@@ -7,7 +7,10 @@
  *
  * Invariant: while a waiting call has a deadline, the timer is armed for that deadline or an
  * earlier one (a call that settles or gets a later deadline leaves it as it is: at worst it fires
- * for nothing and is armed again); when no call is waiting it is cleared.
+ * for nothing and is armed again). When no call is waiting it is cleared — unless the owner keeps
+ * it (`keepArmed`, a client): then it stays until it fires, finds nothing past its deadline and
+ * is not armed again. Sequential calls then share one timer instead of setting and clearing one
+ * each; a Durable Object clears it, since a pending timer keeps an object from hibernating.
  *
  * Internal module.
  */
@@ -59,7 +62,12 @@ export class CallTimeouts {
     if (next !== Infinity) this.armFor(next);
   }
 
-  /** Clears the timer: no call is waiting any more, or the owner is being disposed. */
+  /** No call is waiting any more: clears the timer, unless the owner keeps it armed. */
+  idle(): void {
+    if (!this.options.keepArmed) this.stop();
+  }
+
+  /** Clears the timer (the owner is being disposed, or nothing waits). */
   stop(): void {
     if (this.timer === undefined) return;
     clearTimeout(this.timer);

@@ -31,6 +31,7 @@ import { type Base, OutgoingCall } from "./outgoing-call.js";
 import type { CallMaker, CallOptions } from "./proxy.js";
 import type { ExportTable } from "./references.js";
 import { CallTimeouts } from "./call-timeouts.js";
+import { microtask } from "./timers.js";
 
 export interface CallerOptions {
   /** Default per-call timeout in ms; 0 disables. */
@@ -50,6 +51,8 @@ export interface CallerOptions {
   congested?: () => boolean;
   /** What to add to a TIMEOUT message for a call that was never sent (why it could not be). */
   unsentBecause?: () => string | undefined;
+  /** Keep the timeout timer armed when no call waits (a client; see call-timeouts.ts). */
+  keepArmed?: boolean;
 }
 
 /**
@@ -66,6 +69,9 @@ export class Caller implements CallMaker {
   private queue: OutgoingCall[] = [];
   private flushScheduled = false;
   private readonly flushBound = () => this.flush();
+  private readonly flushNext = () => microtask(this.flushBound);
+  /** Numbers the frames calls are put in (`OutgoingCall.frame`): a call's deps must share its frame. */
+  private frameCount = 0;
   /** The open connection calls go out on, if any. */
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
@@ -181,7 +187,7 @@ export class Caller implements CallMaker {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    queueMicrotask(() => queueMicrotask(this.flushBound));
+    microtask(this.flushNext);
   }
 
   /** Hands every queued call that can go to the connection, in order, and sends the frame. */
@@ -204,70 +210,70 @@ export class Caller implements CallMaker {
     const queue = this.queue;
     const outbox = conn.outbox;
     let frameHasBlobs = false;
-    let inFrame: Set<OutgoingCall> | undefined;
+    let frame = ++this.frameCount;
     let i = 0;
-    for (; i < queue.length; i++) {
-      const call = queue[i]!;
-      if (call.settled) continue; // timed out, aborted or failed while queued
-      if (call.held) break; // its client-side schema has not answered: it and every later call wait
-      if (call.deferred || (call.deps && !this.depsInFrame(call, inFrame))) {
-        if (!call.deps!.every((d) => d.settled)) {
-          // Wait (and keep every later call waiting: order is kept) until they have settled.
-          for (const dep of call.deps!) if (!dep.settled) dep.whenSettled(() => this.scheduleFlush());
-          break;
+    // Held: the frame leaves at `release`, not again in a microtask of its own.
+    outbox.hold();
+    try {
+      for (; i < queue.length; i++) {
+        const call = queue[i]!;
+        if (call.settled) continue; // timed out, aborted or failed while queued
+        if (call.held) break; // its client-side schema has not answered: it and every later call wait
+        if (call.deferred || (call.deps && !depsInFrame(call, frame))) {
+          if (!call.deps!.every((d) => d.settled)) {
+            // Wait (and keep every later call waiting: order is kept) until they have settled.
+            for (const dep of call.deps!) if (!dep.settled) dep.whenSettled(() => this.scheduleFlush());
+            break;
+          }
+          // Encode again with the results that arrived.
+          const { base, path, args } = call.source!;
+          this.unpin(call);
+          try {
+            writeCall(this, this.options, call, base, path, args);
+          } catch (error) {
+            this.fail(call, error === DEFER ? new RpcError("INTERNAL", "A pipelined call could not be encoded.") : error);
+            continue;
+          }
+          if (call.deferred) {
+            i--; // depends on something else now: wait for it on the next pass
+            continue;
+          }
         }
-        // Encode again with the results that arrived.
-        const { base, path, args } = call.source!;
-        this.unpin(call);
-        try {
-          writeCall(this, this.options, call, base, path, args);
-        } catch (error) {
-          this.fail(call, error === DEFER ? new RpcError("INTERNAL", "A pipelined call could not be encoded.") : error);
+        if (call.conn && call.conn !== conn) {
+          this.fail(call, lostReference(this.label));
           continue;
         }
-        if (call.deferred) {
-          i--; // depends on something else now: wait for it on the next pass
-          continue;
+        if (call.blobs.length && frameHasBlobs) {
+          // One envelope's blobs per frame: cut here; calls after the cut cannot pipeline on
+          // calls before it (checked by depsInFrame above on the next ones).
+          outbox.flush();
+          frameHasBlobs = false;
+          frame = ++this.frameCount;
         }
+        if (call.ready) {
+          const ready = call.ready;
+          outbox.add(
+            FrameKind.Calls,
+            envelope(call),
+            call.blobs,
+            ready.then(
+              () => undefined,
+              (error: unknown) => {
+                this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
+                return null;
+              },
+            ),
+          );
+        } else outbox.add(FrameKind.Calls, envelope(call), call.blobs);
+        call.sentOn = conn;
+        if (call.exports) this.options.exports.sent(call.exports);
+        if (call.blobs.length) frameHasBlobs = true;
+        call.frame = frame;
       }
-      if (call.conn && call.conn !== conn) {
-        this.fail(call, lostReference(this.label));
-        continue;
-      }
-      if (call.blobs.length && frameHasBlobs) {
-        // One envelope's blobs per frame: cut here; calls after the cut cannot pipeline on
-        // calls before it (checked by depsInFrame above on the next ones).
-        outbox.flush();
-        frameHasBlobs = false;
-        inFrame?.clear();
-      }
-      if (call.ready) {
-        const ready = call.ready;
-        outbox.add(
-          FrameKind.Calls,
-          envelope(call),
-          call.blobs,
-          ready.then(
-            () => undefined,
-            (error: unknown) => {
-              this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
-              return null;
-            },
-          ),
-        );
-      } else outbox.add(FrameKind.Calls, envelope(call), call.blobs);
-      call.sentOn = conn;
-      if (call.exports) this.options.exports.sent(call.exports);
-      if (call.blobs.length) frameHasBlobs = true;
-      (inFrame ??= new Set()).add(call);
+      this.queue = i === queue.length ? [] : queue.slice(i);
+    } finally {
+      outbox.release();
     }
-    this.queue = i === queue.length ? [] : queue.slice(i);
-    outbox.flush();
-  }
-
-  private depsInFrame(call: OutgoingCall, inFrame: Set<OutgoingCall> | undefined): boolean {
-    for (const dep of call.deps!) if (!inFrame?.has(dep)) return false;
-    return true;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -301,7 +307,7 @@ export class Caller implements CallMaker {
       call.signal!.removeEventListener("abort", call.onAbort);
       call.onAbort = undefined;
     }
-    if (this.pending.size === 0) this.timeouts.stop();
+    if (this.pending.size === 0) this.timeouts.idle();
     if (!ok && !call.observed) {
       // Nobody awaited it (yet): report it unless someone does within this turn of the loop.
       setTimeout(() => {
@@ -369,6 +375,12 @@ export class Caller implements CallMaker {
   stopTimers(): void {
     this.timeouts.stop();
   }
+}
+
+/** Whether every call `call` pipelines on went into frame `frame` (so it can go there too). */
+function depsInFrame(call: OutgoingCall, frame: number): boolean {
+  for (const dep of call.deps!) if (dep.frame !== frame) return false;
+  return true;
 }
 
 function clearDeadline(call: OutgoingCall): void {

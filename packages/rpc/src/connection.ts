@@ -28,6 +28,7 @@ import { makeStub } from "./proxy.js";
 import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
 import type { ServerCallee } from "./server-callee.js";
+import { microtask } from "./timers.js";
 
 /** What a connection needs of the thing carrying its frames. */
 export interface Link {
@@ -292,7 +293,7 @@ export class Connection {
     if (this.ended) return;
     if (!this.cancels) {
       this.cancels = [];
-      queueMicrotask(() => {
+      microtask(() => {
         const ids = this.cancels!;
         this.cancels = undefined;
         if (!this.ended) this.outbox.add(FrameKind.Cancel, ids.join(","));
@@ -306,7 +307,7 @@ export class Connection {
     if (this.ended) return;
     if (!this.releases) {
       this.releases = [];
-      queueMicrotask(() => {
+      microtask(() => {
         const pairs = this.releases!;
         this.releases = undefined;
         if (!this.ended) this.outbox.add(FrameKind.Release, pairs.map(([i, n]) => `[${i},${n}]`).join(","));

@@ -27,6 +27,7 @@
  * Internal module.
  */
 import { writeFrame, type WireFrame } from "./frame.js";
+import { microtask } from "./timers.js";
 
 const NO_BLOBS: readonly Uint8Array[] = [];
 
@@ -34,9 +35,15 @@ const NO_BLOBS: readonly Uint8Array[] = [];
 export const MAX_ENVELOPES = 256;
 
 export class Outbox {
-  private kinds: number[] = [];
-  private parts: string[] = [];
-  private blobs: (readonly Uint8Array[])[] = [];
+  /** Envelopes queued. The first is kept in the three fields below, the rest in the arrays. */
+  private count = 0;
+  private firstKind = 0;
+  private firstJson = "";
+  private firstBlobs: readonly Uint8Array[] = NO_BLOBS;
+  /** The second and later envelopes: most frames carry one, and then no array is made. */
+  private kinds: number[] | undefined;
+  private parts: string[] | undefined;
+  private blobs: (readonly Uint8Array[])[] | undefined;
   private scheduled = false;
   /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
   private waiting:
@@ -55,7 +62,7 @@ export class Outbox {
 
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
-    return this.parts.length === 0 && this.holds === 0 && this.waiting === undefined;
+    return this.count === 0 && this.holds === 0 && this.waiting === undefined;
   }
 
   /**
@@ -72,13 +79,23 @@ export class Outbox {
       }
       return;
     }
-    this.kinds.push(kind);
-    this.parts.push(json);
-    this.blobs.push(blobs);
+    this.enqueue(kind, json, blobs);
     if (!this.scheduled && this.holds === 0) {
       this.scheduled = true;
-      queueMicrotask(this.flushBound);
+      microtask(this.flushBound);
     }
+  }
+
+  private enqueue(kind: number, json: string, blobs: readonly Uint8Array[]): void {
+    if (this.count++ === 0) {
+      this.firstKind = kind;
+      this.firstJson = json;
+      this.firstBlobs = blobs;
+      return;
+    }
+    (this.kinds ??= []).push(kind);
+    (this.parts ??= []).push(json);
+    (this.blobs ??= []).push(blobs);
   }
 
   /** Runs `fn` right after the next flush has sent what is queued (scheduling one if none is). */
@@ -86,7 +103,7 @@ export class Outbox {
     (this.after ??= []).push(fn);
     if (!this.scheduled && this.holds === 0) {
       this.scheduled = true;
-      queueMicrotask(this.flushBound);
+      microtask(this.flushBound);
     }
   }
 
@@ -103,21 +120,27 @@ export class Outbox {
   /** Sends everything queued, as frames cut at changes of kind and at blob-bearing envelopes. */
   flush(): void {
     this.scheduled = false;
-    if (this.parts.length > 0) this.sendQueued();
+    if (this.count > 0) this.sendQueued();
     if (this.after) this.runAfter();
   }
 
   private sendQueued(): void {
-    const n = this.parts.length;
-    const { kinds, parts, blobs } = this;
-    this.kinds = [];
-    this.parts = [];
-    this.blobs = [];
+    const n = this.count;
+    const { firstKind, firstJson, firstBlobs } = this;
+    this.count = 0;
+    this.firstJson = "";
+    this.firstBlobs = NO_BLOBS;
     if (n === 1) {
-      // The common case (one call, one reply): no array to join.
-      this.sendSafely(writeFrame(kinds[0]!, `[${parts[0]}]`, blobs[0]!));
+      // The common case (one call, one reply): no array at all.
+      this.sendSafely(writeFrame(firstKind, `[${firstJson}]`, firstBlobs));
       return;
     }
+    const kinds = [firstKind, ...this.kinds!];
+    const parts = [firstJson, ...this.parts!];
+    const blobs = [firstBlobs, ...this.blobs!];
+    this.kinds = undefined;
+    this.parts = undefined;
+    this.blobs = undefined;
     let start = 0;
     let frameBlobs: readonly Uint8Array[] = NO_BLOBS;
     for (let i = 0; i < n; i++) {
@@ -144,9 +167,7 @@ export class Outbox {
         if (replaced !== undefined) json = replaced;
       }
       if (json === null || !this.waiting) continue; // dropped, or the connection is gone
-      this.kinds.push(next.kind);
-      this.parts.push(json);
-      this.blobs.push(json === next.json ? next.blobs : NO_BLOBS);
+      this.enqueue(next.kind, json, json === next.json ? next.blobs : NO_BLOBS);
     }
     this.waiting = undefined;
     this.gate = undefined;
@@ -161,9 +182,12 @@ export class Outbox {
 
   /** Drops everything queued (the connection is gone); work waiting for a flush still runs. */
   clear(): void {
-    this.kinds = [];
-    this.parts = [];
-    this.blobs = [];
+    this.count = 0;
+    this.firstJson = "";
+    this.firstBlobs = NO_BLOBS;
+    this.kinds = undefined;
+    this.parts = undefined;
+    this.blobs = undefined;
     this.waiting = undefined;
     if (this.after) this.runAfter();
   }

@@ -55,6 +55,8 @@ export class OutgoingCall {
   conn: Connection | undefined;
   /** Calls whose results it pipelines on; they must travel in the same frame. */
   deps: OutgoingCall[] | undefined;
+  /** The caller's number of the frame it was last put in (0: none yet), for `deps` checks. */
+  frame = 0;
   /** Kept when the call may have to be encoded again (it pipelines on other calls). */
   source: CallSource | undefined;
   /** It depends on a call sent in an earlier frame: it is encoded again when that one settles. */

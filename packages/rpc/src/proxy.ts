@@ -10,8 +10,9 @@
  *    object. Disposable (`using`, `[Symbol.dispose]`, `rpcDispose`), `dup()` for another holder,
  *    released when every holder is disposed or garbage-collected, or when the connection ends.
  *
- * Every proxy's meaning lives in a WeakMap (not on the proxy), so the encoder can recognise one
- * passed as an argument and no remote member name can shadow it.
+ * Every proxy answers what it stands for under a module-private symbol key (`INFO`), so the
+ * encoder can recognise one passed as an argument and no remote member name (a string) can
+ * shadow it.
  *
  * Hot path: a root member (`client.increment`) is one cached proxy; a call makes one handle.
  *
@@ -47,7 +48,18 @@ export interface CallMaker {
   readonly label: string;
 }
 
-interface PathInfo {
+/**
+ * The key under which each proxy's `get` trap hands out what it is. Module-private, so user code
+ * cannot read it, and a symbol, so no remote member name (always a string) can shadow it.
+ */
+const INFO = Symbol("dorpc.proxy");
+
+/** What a proxy stands for. `mark` is `INFO` itself: an object some other proxy answers for `INFO` (a catch-all proxy answers every key) cannot hold it, so it is never taken for one. */
+interface Marked {
+  readonly mark: typeof INFO;
+}
+
+interface PathInfo extends Marked {
   readonly kind: "path";
   readonly maker: CallMaker;
   readonly base: Base;
@@ -58,14 +70,14 @@ interface PathInfo {
   read: Promise<unknown> | undefined;
 }
 
-interface RootInfo {
+interface RootInfo extends Marked {
   readonly kind: "root";
   readonly maker: CallMaker;
   readonly dispose: () => void;
 }
 
 /** One holder of an import: the first stub for it, or a `dup()`. */
-export interface StubHolder {
+export interface StubHolder extends Marked {
   readonly kind: "stub";
   readonly maker: CallMaker;
   readonly entry: ImportEntry;
@@ -77,11 +89,20 @@ export interface StubHolder {
 
 type Info = PathInfo | RootInfo | StubHolder;
 
-const infos = new WeakMap<object, Info>();
-
-/** What a value is, if it is one of dorpc's proxies. */
+/**
+ * What a value is, if it is one of dorpc's proxies. Asked of the value itself (its `get` trap
+ * answers `INFO`), not of a registry: a WeakMap entry per call handle cost more than the rest of
+ * making the handle, and its ephemerons slowed every young-generation GC.
+ */
 export function proxyInfo(value: unknown): Info | undefined {
-  return (typeof value === "function" || typeof value === "object") && value !== null ? infos.get(value) : undefined;
+  if (typeof value !== "function" && (typeof value !== "object" || value === null)) return undefined;
+  let info: unknown;
+  try {
+    info = (value as { [INFO]?: unknown })[INFO];
+  } catch {
+    return undefined; // a revoked proxy, or one whose trap throws on keys it does not know
+  }
+  return typeof info === "object" && info !== null && (info as Partial<Marked>).mark === INFO ? (info as Info) : undefined;
 }
 
 /** The holder behind a stub, if `value` is one. */
@@ -122,9 +143,11 @@ const ROOT: Base = { kind: "root" };
 export function rootProxy(maker: CallMaker, dispose: () => void, extra: (key: symbol) => unknown): object {
   const members = new Map<string, object>();
   const asyncDispose = async () => dispose();
-  const proxy = new Proxy(target, {
+  const info: RootInfo = { mark: INFO, kind: "root", maker, dispose };
+  return new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
+        if (key === INFO) return info;
         if (isDispose(key)) return dispose;
         if (isAsyncDispose(key)) return asyncDispose;
         return extra(key);
@@ -145,8 +168,6 @@ export function rootProxy(maker: CallMaker, dispose: () => void, extra: (key: sy
       throw new RpcError("NOT_CALLABLE", "Properties of a dorpc client cannot be assigned; call a method instead.");
     },
   });
-  infos.set(proxy, { kind: "root", maker, dispose });
-  return proxy;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,10 +180,11 @@ export function callHandle(maker: CallMaker, call: OutgoingCall): object {
 }
 
 function pathProxy(maker: CallMaker, base: Base, path: readonly string[], fresh: boolean): object {
-  const info: PathInfo = { kind: "path", maker, base, path, fresh, read: undefined };
-  const proxy = new Proxy(target, {
+  const info: PathInfo = { mark: INFO, kind: "path", maker, base, path, fresh, read: undefined };
+  return new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
+        if (key === INFO) return info;
         if (key === Symbol.dispose && base.kind === "call" && path.length === 0) return () => disposeResult(base.call);
         return undefined;
       }
@@ -182,8 +204,6 @@ function pathProxy(maker: CallMaker, base: Base, path: readonly string[], fresh:
     },
     set: NOT_ASSIGNABLE,
   });
-  infos.set(proxy, info);
-  return proxy;
 }
 
 /** The promise behind awaiting a path: the call's own, or a read of the path. */
@@ -279,12 +299,13 @@ const finalizer =
 
 /** A new holder (stub object) of `entry`. */
 export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTable): object {
-  const holder: StubHolder = { kind: "stub", maker, entry, imports, disposed: false };
+  const holder: StubHolder = { mark: INFO, kind: "stub", maker, entry, imports, disposed: false };
   entry.holders++;
   const base: Base = { kind: "stub", stub: undefined as never };
   const proxy = new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
+        if (key === INFO) return holder;
         if (isDispose(key)) return disposerOf(holder);
         if (isAsyncDispose(key)) return async () => releaseHolder(holder);
         return undefined;
@@ -300,7 +321,6 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
     set: NOT_ASSIGNABLE,
   });
   (base as { stub: object }).stub = proxy;
-  infos.set(proxy, holder);
   finalizer?.register(proxy, holder, holder);
   return proxy;
 }

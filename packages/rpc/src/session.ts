@@ -116,6 +116,7 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
         if (this._state === "idle") this.connect();
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
+      keepArmed: true,
       unsentBecause: () => {
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
