@@ -80,6 +80,9 @@ export class Callee {
    */
   private readonly frame: FrameState = { byId: undefined, deps: undefined };
   private readonly frameRefs: ReferenceResolver;
+  /** The exports the reply being written hands out (see `complete`). */
+  private exported: number[] | undefined;
+  private readonly refer = (value: object) => referResult(this.conn, this.config, value, (this.exported ??= []));
 
   constructor(
     protected readonly conn: Connection,
@@ -175,13 +178,14 @@ export class Callee {
         const refusal = ownError(asRpcError(error));
         this.conn.outbox.add(FrameKind.Replies, failed(id, refusal));
         // A later call of the frame that pipelines on this one fails with the same refusal.
-        (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));
+        if (body.length > 1) (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));
         continue;
       }
       if (call.deps) for (const dep of call.deps) dep.referenced = true;
       if (id > 0) {
         this.running.set(id, call);
-        (frame.byId ??= new Map()).set(id, call);
+        // Only a later call of the frame can pipeline on it: a frame of one needs no index.
+        if (body.length > 1) (frame.byId ??= new Map()).set(id, call);
         if (!this.admit(call)) continue;
       }
       parsed.push(call);
@@ -321,9 +325,15 @@ export class Callee {
     if ((mine && !call.cancelled) || call.recorded) {
       // A recorded call is answered into the record even when its caller left: a resend on the
       // next connection is answered from it.
-      const exported: number[] = [];
-      const reply = writeReply(call.id, outcome, this.replyEnv, (value) => referResult(this.conn, this.config, value, exported));
-      if (exported.length) {
+      // What the result hands out by reference is collected in `exported` (one referrer for
+      // every reply, not a closure and an array per call; saved around it: writing a result
+      // runs its getters, which may make calls of their own).
+      const outer = this.exported;
+      this.exported = undefined;
+      const reply = writeReply(call.id, outcome, this.replyEnv, this.refer);
+      const exported = this.exported as number[] | undefined;
+      this.exported = outer;
+      if (exported) {
         if (reply.replaced) this.conn.exports.dropped(exported);
         else this.conn.exports.sent(exported);
       }

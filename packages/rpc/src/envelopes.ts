@@ -209,8 +209,8 @@ export type RecordTable = WireRecord[];
 export interface RawFrame {
   kind: number;
   body: unknown;
-  /** Blobs of a binary frame, in order; empty for text frames. */
-  blobs: Uint8Array[];
+  /** Blobs of a binary frame, in order; empty for text frames (one shared array: never written to). */
+  blobs: readonly Uint8Array[];
 }
 
 /** WebSocket close codes dorpc uses. */

@@ -25,6 +25,9 @@ const FIXED_HEADER = 12;
 const BLOB_ALIGNMENT = 16;
 const SPACE = 0x20;
 
+/** The blobs of every text frame. */
+const NO_BLOBS: readonly Uint8Array[] = Object.freeze([]);
+
 /** A frame ready for `WebSocket.send`. */
 export type WireFrame = string | Uint8Array;
 
@@ -73,7 +76,7 @@ export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | und
     if (data.charCodeAt(0) !== FRAME_MARK) return undefined;
     if (data.length > limits.maxMessageBytes) throw tooBig(data.length, limits);
     // A bare mark + kind (heartbeats) has no body.
-    return { kind: data.charCodeAt(1), body: data.length === 2 ? null : parseJson(data.slice(2)), blobs: [] };
+    return { kind: data.charCodeAt(1), body: data.length === 2 ? null : parseJson(data.slice(2)), blobs: NO_BLOBS };
   }
   if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) {
     // A Blob (the default binaryType of some sockets) cannot be read synchronously: fail loudly

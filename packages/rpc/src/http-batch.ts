@@ -215,7 +215,7 @@ function jsonAnswer(frames: WireFrame[], count: number, single: true | undefined
   return new Response(JSON.stringify(body), { headers: { "Content-Type": "application/json; charset=utf-8" } });
 }
 
-function jsonReply(reply: unknown[], blobs: Uint8Array[], options: ResolvedServerOptions): unknown {
+function jsonReply(reply: unknown[], blobs: readonly Uint8Array[], options: ResolvedServerOptions): unknown {
   if (reply.length === 1) return { result: null };
   switch (reply[1]) {
     case ReplyStatus.OkJson:
