@@ -19,7 +19,7 @@ function bytes(length: number): Uint8Array {
 }
 
 /** The header ([tag, payload]) and blobs of an encoded value frame. */
-function frameOf(frame: string | Uint8Array): { body: unknown[]; blobs: Uint8Array[] } {
+function frameOf(frame: string | Uint8Array): { body: unknown[]; blobs: readonly Uint8Array[] } {
   const raw = readFrame(frame, DEFAULT_LIMITS)!;
   return { body: raw.body as unknown[], blobs: raw.blobs };
 }

@@ -279,7 +279,7 @@ export function rawServer(target: object, options?: RpcServerOptions): RawServer
     },
     async outcome(id) {
       await settle();
-      const matching: { reply: unknown[]; blobs: Uint8Array[] }[] = [];
+      const matching: { reply: unknown[]; blobs: readonly Uint8Array[] }[] = [];
       for (const frame of sent) {
         const raw = readFrame(frame, DEFAULT_LIMITS)!;
         for (const reply of raw.body as unknown[][]) if (reply[0] === id) matching.push({ reply, blobs: raw.blobs });
