@@ -78,8 +78,12 @@ interface Running {
 /** One object's delivery record. */
 export class DeliveryRecord {
   private created = false;
-  /** Recorded calls still running, by `session:id`: a resend waits for them. */
-  private readonly running = new Map<string, Running>();
+  /**
+   * Recorded calls still running, by session, then call id: a resend waits for them. Two levels,
+   * not a `session:id` string: a connection hands in the same session string every time (its
+   * hash is kept), where a new key string per lookup is built and hashed three times a call.
+   */
+  private readonly running = new Map<string, Map<number, Running>>();
   /** Answers not written yet, in the order they were saved. */
   private pending: Row[] = [];
   private pendingBytes = 0;
@@ -160,8 +164,7 @@ export class DeliveryRecord {
     if (!retry) return record ? RUN_RECORDED : RUN_UNRECORDED;
     if (!record) return RUN_UNRECORDED; // a read: running it again is what it would have done
     if (expiredSession) return { kind: "refuse", error: expired(id) };
-    const key = `${session}:${id}`;
-    const running = this.running.get(key);
+    const running = this.running.get(session)?.get(id);
     if (running) {
       running.done ??= new Promise<void>((resolve) => (running.finish = resolve));
       return { kind: "wait", until: running.done };
@@ -187,7 +190,9 @@ export class DeliveryRecord {
 
   /** A recorded call is about to run: resends of it wait until `save`. */
   started(session: string, id: number): void {
-    this.running.set(`${session}:${id}`, { mark: this.writes?.count ?? 0 });
+    let calls = this.running.get(session);
+    if (!calls) this.running.set(session, (calls = new Map()));
+    calls.set(id, { mark: this.writes?.count ?? 0 });
   }
 
   /**
@@ -203,7 +208,7 @@ export class DeliveryRecord {
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
-    const running = this.running.get(`${session}:${id}`);
+    const running = this.running.get(session)?.get(id);
     if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
       if (inFlush) this.due = true;
       else this.flush();
@@ -220,16 +225,17 @@ export class DeliveryRecord {
 
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
   release(session: string, id: number): void {
-    const key = `${session}:${id}`;
-    const running = this.running.get(key);
+    const calls = this.running.get(session);
+    const running = calls?.get(id);
     if (!running) return;
-    this.running.delete(key);
+    calls!.delete(id); // an emptied session's map goes at the next flush, not per call
     running.finish?.();
   }
 
   /** Writes every row kept in memory (before a storage write, a resend's lookup, or on the timer). */
   flush(): void {
     this.due = false;
+    for (const [session, calls] of this.running) if (calls.size === 0) this.running.delete(session);
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
       this.timer = undefined;
