@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { connectUrl, getRpcSession, rpcConnection } from "../../packages/rpc/src/client.js";
-import { createRpcClient, withCallOptions, type RpcClientOptions, type TransportFactory } from "../../packages/rpc/src/index.js";
+import {
+  createRpcClient,
+  httpTransport,
+  withCallOptions,
+  type RpcClientOptions,
+  type TransportFactory,
+} from "../../packages/rpc/src/index.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { pairWith, type Paired } from "../support/paired-transport.js";
@@ -494,6 +500,35 @@ describe("timeouts", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     // Armed for the first call's deadline (40 ms after it), it finds this call's deadline later.
     await expectRejectsCode(shortFirst.client.never(), "TIMEOUT");
+  });
+
+  it("over HTTP requests keeps no timer once nothing waits (it could keep a calling Durable Object awake)", async () => {
+    const timeout = 60_000;
+    const fetch = async (_url: string, init?: RequestInit) => {
+      const id = (JSON.parse(String(init!.body).slice(2)) as number[][])[0]![0]; // a text call frame
+      return new Response(`\u001eR[[${id},0,5]]`, { headers: { "Content-Type": "application/x-dorpc" } });
+    };
+    const client = createRpcClient<Api>("API", "http", { baseUrl: "https://x.test", timeout, transport: httpTransport({ fetch }) });
+    using _ = client;
+    const armed = new Set<unknown>();
+    const [set, clear] = [globalThis.setTimeout, globalThis.clearTimeout];
+    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+      const handle = set(fn, ms);
+      if ((ms ?? 0) > timeout - 1_000) armed.add(handle);
+      return handle;
+    }) as typeof setTimeout;
+    globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
+      armed.delete(handle);
+      clear(handle);
+    }) as typeof clearTimeout;
+    try {
+      expect(await client.double(1)).toBe(5);
+      expect(await client.double(2)).toBe(5);
+    } finally {
+      globalThis.setTimeout = set;
+      globalThis.clearTimeout = clear;
+    }
+    expect(armed.size).toBe(0);
   });
 
   it("applies a per-call timeout from withCallOptions", async () => {

@@ -335,6 +335,7 @@ export class Caller implements CallMaker {
     error: (call: OutgoingCall) => unknown,
   ): void {
     if (this.conn === lost) this.conn = undefined;
+    if (this.pending.size === 0) this.timeouts.stop(); // a kept timer goes with the connection
     const again: OutgoingCall[] = [];
     for (const call of [...this.pending.values()]) {
       if (call.sentOn !== lost) continue;

@@ -116,7 +116,9 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
         if (this._state === "idle") this.connect();
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
-      keepArmed: true,
+      // Over a socket, which keeps the process (or object) awake while it is open anyway; not over
+      // HTTP requests, where an armed timer could keep a Durable Object that calls out awake.
+      keepArmed: !options.transport.connectionless,
       unsentBecause: () => {
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
