@@ -9,8 +9,9 @@
  * earlier one (a call that settles or gets a later deadline leaves it as it is: at worst it fires
  * for nothing and is armed again). When no call is waiting it is cleared — unless the owner keeps
  * it (`keepArmed`, a client over a socket): then it stays until it fires, finds nothing past its
- * deadline and is not armed again, or until the connection ends. Sequential calls then share one timer instead of setting and clearing one
- * each; a Durable Object clears it, since a pending timer keeps an object from hibernating.
+ * deadline and is not armed again, or until the connection ends. Sequential calls then share one
+ * timer instead of setting and clearing one each; a Durable Object clears it, since a pending
+ * timer keeps an object from hibernating.
  *
  * Internal module.
  */
