@@ -35,12 +35,12 @@ const NO_BLOBS: readonly Uint8Array[] = [];
 export const MAX_ENVELOPES = 256;
 
 export class Outbox {
-  /** Envelopes queued. The first is kept in the three fields below, the rest in the arrays. */
+  /** Envelopes queued: one is kept in the three fields below; two or more are all in the arrays. */
   private count = 0;
   private firstKind = 0;
   private firstJson = "";
   private firstBlobs: readonly Uint8Array[] = NO_BLOBS;
-  /** The second and later envelopes: most frames carry one, and then no array is made. */
+  /** Set from the second envelope on: most frames carry one, and then no array is made. */
   private kinds: number[] | undefined;
   private parts: string[] | undefined;
   private blobs: (readonly Uint8Array[])[] | undefined;
@@ -93,9 +93,16 @@ export class Outbox {
       this.firstBlobs = blobs;
       return;
     }
-    (this.kinds ??= []).push(kind);
-    (this.parts ??= []).push(json);
-    (this.blobs ??= []).push(blobs);
+    if (this.count === 2) {
+      // A second envelope: from now on all of them are in the arrays, the first included.
+      this.kinds = [this.firstKind, kind];
+      this.parts = [this.firstJson, json];
+      this.blobs = [this.firstBlobs, blobs];
+      return;
+    }
+    this.kinds!.push(kind);
+    this.parts!.push(json);
+    this.blobs!.push(blobs);
   }
 
   /** Runs `fn` right after the next flush has sent what is queued (scheduling one if none is). */
@@ -135,9 +142,9 @@ export class Outbox {
       this.sendSafely(writeFrame(firstKind, `[${firstJson}]`, firstBlobs));
       return;
     }
-    const kinds = [firstKind, ...this.kinds!];
-    const parts = [firstJson, ...this.parts!];
-    const blobs = [firstBlobs, ...this.blobs!];
+    const kinds = this.kinds!;
+    const parts = this.parts!;
+    const blobs = this.blobs!;
     this.kinds = undefined;
     this.parts = undefined;
     this.blobs = undefined;
