@@ -466,6 +466,32 @@ describe("connectUrl", () => {
 // Timeouts, aborts, disconnects, limits
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Watches the timers set with a delay near `timeout` (a call deadline, not the transport's own):
+ * how many were set, and which are still armed (set and not cleared), until `restore`.
+ */
+function deadlineTimers(timeout: number) {
+  const [set, clear] = [globalThis.setTimeout, globalThis.clearTimeout];
+  const watched = { set: 0, armed: new Set<unknown>(), restore: () => {} };
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    const handle = set(fn, ms);
+    if ((ms ?? 0) > timeout - 1_000) {
+      watched.set++;
+      watched.armed.add(handle);
+    }
+    return handle;
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
+    watched.armed.delete(handle);
+    clear(handle);
+  }) as typeof clearTimeout;
+  watched.restore = () => {
+    globalThis.setTimeout = set;
+    globalThis.clearTimeout = clear;
+  };
+  return watched;
+}
+
 describe("timeouts", () => {
   it("rejects a call that gets no reply within the timeout with TIMEOUT", async () => {
     const { client } = setup({ timeout: 50 });
@@ -478,20 +504,15 @@ describe("timeouts", () => {
     const timeout = 60_000;
     const { client } = setup({ timeout });
     using _ = client;
-    const delays: number[] = [];
-    const original = globalThis.setTimeout;
-    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-      delays.push(ms ?? 0);
-      return original(fn, ms);
-    }) as typeof setTimeout;
+    const timers = deadlineTimers(timeout);
     try {
       for (let i = 0; i < 20; i++) expect(await client.double(i)).toBe(2 * i);
     } finally {
-      globalThis.setTimeout = original;
+      timers.restore();
     }
     // One deadline timer for all 20 (armed for the first call's deadline, kept while later calls
     // come and go): not one set and cleared per call.
-    expect(delays.filter((ms) => ms > timeout - 1_000)).toHaveLength(1);
+    expect(timers.set).toBe(1);
     // That timer fires for a deadline long before this call's own: it is armed again for this one.
     await expectRejectsCode(withCallOptions(client.never(), { timeout: 30 }), "TIMEOUT");
     const shortFirst = setup({ timeout: 40 });
@@ -510,25 +531,14 @@ describe("timeouts", () => {
     };
     const client = createRpcClient<Api>("API", "http", { baseUrl: "https://x.test", timeout, transport: httpTransport({ fetch }) });
     using _ = client;
-    const armed = new Set<unknown>();
-    const [set, clear] = [globalThis.setTimeout, globalThis.clearTimeout];
-    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-      const handle = set(fn, ms);
-      if ((ms ?? 0) > timeout - 1_000) armed.add(handle);
-      return handle;
-    }) as typeof setTimeout;
-    globalThis.clearTimeout = ((handle: Parameters<typeof clearTimeout>[0]) => {
-      armed.delete(handle);
-      clear(handle);
-    }) as typeof clearTimeout;
+    const timers = deadlineTimers(timeout);
     try {
       expect(await client.double(1)).toBe(5);
       expect(await client.double(2)).toBe(5);
     } finally {
-      globalThis.setTimeout = set;
-      globalThis.clearTimeout = clear;
+      timers.restore();
     }
-    expect(armed.size).toBe(0);
+    expect(timers.armed.size).toBe(0);
   });
 
   it("applies a per-call timeout from withCallOptions", async () => {
