@@ -53,10 +53,17 @@ export interface RunContext {
   server: ServerCpuMeter | null;
 }
 
-declare const gc: (() => void) | undefined;
+declare const gc: ((options?: { type?: "minor" | "major"; execution?: "sync" | "async" }) => void) | undefined;
 
+/**
+ * Between blocks, never inside a timed region: empties the young generation (a scavenge), so the
+ * garbage one block left is not collected in the next block's timed region. A minor collection
+ * on purpose: after a forced major one (`gc()`), every contender's client spent about twice the
+ * CPU per call for the next several hundred calls (docs/performance.md, "Round eight"), so a
+ * block timed after it measured a client no long-running process is.
+ */
 export function collect(): void {
-  if (typeof gc === "function") gc();
+  if (typeof gc === "function") gc({ type: "minor" });
 }
 
 export function now(): bigint {
