@@ -204,3 +204,45 @@ describe("views that can no longer be read", () => {
     for (const connection of paired.connections) expect(connection.sentByClient).toEqual([]);
   });
 });
+
+describe("bytes are rebuilt without the page's constructors", () => {
+  /** Runs `fn` with ArrayBuffer's and Uint8Array's species replaced, as a hostile page could. */
+  function withSpecies<T>(fn: () => T): { result: T; used: number } {
+    let used = 0;
+    class Steered extends ArrayBuffer {
+      constructor(length: number) {
+        super(length);
+        used++;
+      }
+    }
+    class SteeredView extends Uint8Array {
+      constructor(buffer: ArrayBuffer, byteOffset?: number, length?: number) {
+        super(buffer, byteOffset, length);
+        used++;
+      }
+    }
+    const buffer = Object.getOwnPropertyDescriptor(ArrayBuffer, Symbol.species)!;
+    const view = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array), Symbol.species)!;
+    Object.defineProperty(ArrayBuffer, Symbol.species, { configurable: true, get: () => Steered });
+    Object.defineProperty(Object.getPrototypeOf(Uint8Array), Symbol.species, { configurable: true, get: () => SteeredView });
+    try {
+      return { result: fn(), used };
+    } finally {
+      Object.defineProperty(ArrayBuffer, Symbol.species, buffer);
+      Object.defineProperty(Object.getPrototypeOf(Uint8Array), Symbol.species, view);
+    }
+  }
+
+  it.each([
+    ["a lone Uint8Array (the bytes path)", () => bytes(64)],
+    ["an ArrayBuffer inside a value (the record path)", () => ({ b: bytes(64).buffer })],
+  ])("decodes %s as plain ArrayBuffers, never through a replaced Symbol.species", (_name, make) => {
+    const value = make();
+    const frame = encode(value);
+    const { result, used } = withSpecies(() => decode(frame));
+    expect(used).toBe(0);
+    expectSame(result, value);
+    const buffer = result instanceof Uint8Array ? result.buffer : (result as { b: ArrayBuffer }).b;
+    expect(Object.getPrototypeOf(buffer)).toBe(ArrayBuffer.prototype);
+  });
+});

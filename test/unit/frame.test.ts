@@ -17,6 +17,10 @@ const headers: [string, string][] = [
   ["non-ASCII", '[[5,0,{"naïve ✓ 🙂":["Uint8Array",1]}]]'],
   ["ASCII longer than 1,024 characters", `[[5,0,${JSON.stringify("x".repeat(2000))}]]`],
   ["exactly 1,024 ASCII characters", `[${" ".repeat(1022)}]`],
+  // The writer and reader copy ASCII headers of up to 512 characters themselves: both sides of that line.
+  ["exactly 512 ASCII characters", `[${" ".repeat(510)}]`],
+  ["513 ASCII characters", `[${" ".repeat(511)}]`],
+  ["short, with one non-ASCII character last", '["abc","\u00e9"]'],
 ];
 
 describe("binary frames", () => {

@@ -12,7 +12,7 @@
  */
 import { bad, type DecodeContext } from "./decoder.js";
 import { tooManyNodes } from "./json-path.js";
-import { isArrayBuffer, isDetached, isOutOfBounds, isResizable, VIEW_TYPES, viewName } from "./records.js";
+import { copyBytes, isArrayBuffer, isDetached, isOutOfBounds, isResizable, VIEW_TYPES, viewName } from "./records.js";
 
 /** The descriptor of a lone bytes value: `[typeName, blobIndex]`, typeName a view name or "ArrayBuffer". */
 export type BytesPayload = [type: string, blob: number];
@@ -46,7 +46,7 @@ export function readBytes(payload: unknown, ctx: DecodeContext): ArrayBuffer | A
   if (name !== "ArrayBuffer" && !View) throw bad(`A bytes value names type ${JSON.stringify(name)}, which is not allowed.`);
   if (--ctx.budget.nodes < 0) throw tooManyNodes(ctx.limits);
   const blob = ctx.blobs[index]!;
-  const buffer = blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength) as ArrayBuffer;
+  const buffer = copyBytes(blob);
   if (!View) return buffer;
   if (blob.byteLength % View.BYTES_PER_ELEMENT !== 0) {
     throw bad(`A ${String(name)} cannot hold ${blob.byteLength} bytes: not a multiple of ${View.BYTES_PER_ELEMENT}.`);

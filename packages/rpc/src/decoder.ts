@@ -14,7 +14,7 @@ import { makeBlob, makeFile } from "./blobs.js";
 import type { RecordTable } from "./envelopes.js";
 import { isRpcErrorCode, RpcError, type RpcErrorCode } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
-import { ERROR_TYPES, Ext, isReferenceType, NEG_ZERO, T, VIEW_TYPES } from "./records.js";
+import { copyBytes, ERROR_TYPES, Ext, isReferenceType, NEG_ZERO, T, VIEW_TYPES } from "./records.js";
 import { bad, validateTable } from "./validate.js";
 
 export { bad } from "./validate.js";
@@ -141,7 +141,7 @@ class TableBuilder {
         return this.as(index, Object(p));
       case Ext.ARRAY_BUFFER: {
         const blob = this.ctx.blobs[p as number]!;
-        return this.as(index, blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+        return this.as(index, copyBytes(blob));
       }
       case Ext.RESIZABLE_BUFFER: {
         const [blobIndex, maxByteLength] = p as [number, number];

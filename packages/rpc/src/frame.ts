@@ -28,6 +28,13 @@ const SPACE = 0x20;
 /** The blobs of every text frame. */
 const NO_BLOBS: readonly Uint8Array[] = Object.freeze([]);
 
+/**
+ * Headers up to this many characters are written and read by a loop when they are ASCII (as
+ * nearly all are: ids, method names, record tables of plain keys) instead of by a TextEncoder /
+ * TextDecoder call, which costs more than the loop for a short header in Node and workerd alike.
+ */
+const SHORT_HEADER = 512;
+
 /** A frame ready for `WebSocket.send`. */
 export type WireFrame = string | Uint8Array;
 
@@ -37,9 +44,10 @@ export type WireFrame = string | Uint8Array;
  */
 export function writeFrame(kind: number, json: string, blobs: readonly Uint8Array[]): WireFrame {
   if (blobs.length === 0) return FRAME_MARK_CHAR + String.fromCharCode(kind) + json;
-  const header = encoder.encode(json);
+  const header = isShortAscii(json) ? undefined : encoder.encode(json);
+  const jsonBytes = header ? header.byteLength : json.length;
   const start = FIXED_HEADER + 4 * blobs.length;
-  const headerLength = header.byteLength + ((BLOB_ALIGNMENT - ((start + header.byteLength) % BLOB_ALIGNMENT)) % BLOB_ALIGNMENT);
+  const headerLength = jsonBytes + ((BLOB_ALIGNMENT - ((start + jsonBytes) % BLOB_ALIGNMENT)) % BLOB_ALIGNMENT);
   let total = start + headerLength;
   for (const blob of blobs) total += blob.byteLength;
   const out = new Uint8Array(total);
@@ -53,8 +61,9 @@ export function writeFrame(kind: number, json: string, blobs: readonly Uint8Arra
     view.setUint32(at, blob.byteLength, true);
     at += 4;
   }
-  out.set(header, at);
-  out.fill(SPACE, at + header.byteLength, at + headerLength);
+  if (header) out.set(header, at);
+  else for (let i = 0; i < jsonBytes; i++) out[at + i] = json.charCodeAt(i);
+  out.fill(SPACE, at + jsonBytes, at + headerLength);
   at += headerLength;
   for (const blob of blobs) {
     out.set(blob, at);
@@ -105,19 +114,42 @@ export function readFrame(data: IncomingData, limits: RpcLimits): RawFrame | und
   if (total !== bytes.byteLength) {
     throw new RpcError("DECODE", `Binary frame declares ${total} bytes but is ${bytes.byteLength} bytes long.`);
   }
-  let json: string;
-  try {
-    json = decoder.decode(bytes.subarray(at, at + headerLength));
-  } catch {
-    throw new RpcError("DECODE", "Binary frame header is not valid UTF-8.");
-  }
+  const json = readHeader(bytes, at, headerLength);
   at += headerLength;
   const blobs: Uint8Array[] = [];
+  // Views made directly, not by `subarray`: that one looks up the array's constructor (species).
+  const buffer = bytes.buffer;
   for (const length of lengths) {
-    blobs.push(bytes.subarray(at, at + length));
+    blobs.push(new Uint8Array(buffer, bytes.byteOffset + at, length));
     at += length;
   }
   return { kind: bytes[1]!, body: parseJson(json), blobs };
+}
+
+/** True when `text` is short and every character is ASCII: then its UTF-8 bytes are its char codes. */
+function isShortAscii(text: string): boolean {
+  if (text.length > SHORT_HEADER) return false;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** The header text of a binary frame: `length` bytes of UTF-8 from `at` (JSON, padded with spaces). */
+function readHeader(bytes: Uint8Array, at: number, length: number): string {
+  if (length <= SHORT_HEADER) {
+    let ascii = true;
+    for (let i = at; i < at + length; i++) {
+      if (bytes[i]! > 0x7f) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, new Uint8Array(bytes.buffer, bytes.byteOffset + at, length) as unknown as number[]);
+  }
+  try {
+    return decoder.decode(new Uint8Array(bytes.buffer, bytes.byteOffset + at, length));
+  } catch {
+    throw new RpcError("DECODE", "Binary frame header is not valid UTF-8.");
+  }
 }
 
 function parseJson(text: string): unknown {

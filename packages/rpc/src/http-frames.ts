@@ -78,7 +78,7 @@ export function splitFrames(body: Uint8Array): Uint8Array[] {
     if (at + 4 > body.byteLength) throw new RpcError("DECODE", "A frame list ends inside a length.");
     const length = view.getUint32(at, true);
     if (at + 4 + length > body.byteLength) throw new RpcError("DECODE", "A frame list's frame runs past its end.");
-    frames.push(body.subarray(at + 4, at + 4 + length));
+    frames.push(new Uint8Array(body.buffer, body.byteOffset + at + 4, length)); // not subarray: no species lookup
     at += 4 + length;
   }
   return frames;

@@ -129,6 +129,16 @@ export function isArrayBuffer(value: object): value is ArrayBuffer {
   }
 }
 
+/**
+ * A copy of `bytes` in an ArrayBuffer of its own. Made with `new Uint8Array` and `set`, not
+ * `buffer.slice`, which looks up the buffer's constructor (species) on the way.
+ */
+export function copyBytes(bytes: Uint8Array): ArrayBuffer {
+  const out = new Uint8Array(bytes.byteLength);
+  out.set(bytes);
+  return out.buffer;
+}
+
 /** `resizable` and `detached` where the runtime has them (ES2024); false otherwise. */
 export function isResizable(buffer: ArrayBufferLike): boolean {
   return (buffer as { resizable?: boolean }).resizable === true;
