@@ -135,18 +135,19 @@ function isShortAscii(text: string): boolean {
 
 /** The header text of a binary frame: `length` bytes of UTF-8 from `at` (JSON, padded with spaces). */
 function readHeader(bytes: Uint8Array, at: number, length: number): string {
+  const header = new Uint8Array(bytes.buffer, bytes.byteOffset + at, length);
   if (length <= SHORT_HEADER) {
     let ascii = true;
-    for (let i = at; i < at + length; i++) {
-      if (bytes[i]! > 0x7f) {
+    for (let i = 0; i < length; i++) {
+      if (header[i]! > 0x7f) {
         ascii = false;
         break;
       }
     }
-    if (ascii) return String.fromCharCode.apply(null, new Uint8Array(bytes.buffer, bytes.byteOffset + at, length) as unknown as number[]);
+    if (ascii) return String.fromCharCode.apply(null, header as unknown as number[]);
   }
   try {
-    return decoder.decode(new Uint8Array(bytes.buffer, bytes.byteOffset + at, length));
+    return decoder.decode(header);
   } catch {
     throw new RpcError("DECODE", "Binary frame header is not valid UTF-8.");
   }
