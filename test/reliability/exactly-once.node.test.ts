@@ -273,17 +273,6 @@ describe("when the record is written, against the reply", () => {
     await vi.waitFor(() => expect(sentAtWrite).toEqual([before + 1, before + 1, before + 1]));
   });
 
-  it("at most 256 rows wait (the session's row counts): more are written at once", async () => {
-    using t = setup({}, NEVER);
-    await Promise.all(Array.from({ length: 300 }, () => t.client.increment()));
-    const rows = callRows(t.sql);
-    const sessions = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)")).length;
-    expect([sessions, rows]).toEqual([1, 255]);
-    // The 255 answers of one session: one batch row.
-    expect(batchRows(t.sql)).toBe(1);
-    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_replies").one().n).toBe(1);
-  });
-
   it("a new connection's hello writes nothing: the session's row waits with the rows, and is written first", async () => {
     using t = setup({}, NEVER);
     expect(await t.client.increment()).toBe(1);

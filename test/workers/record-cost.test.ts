@@ -156,7 +156,7 @@ describe("rows of calls that write nothing", () => {
     }
   });
 
-  it("are written within flushAfter when nothing else writes (the default, 10 ms)", async () => {
+  it("are written once the object has been quiet for flushAfter (the default, 10 ms) when nothing else writes", async () => {
     const name = uniqueName("cost-flush");
     using client = createTestClient<Counter>(env.COUNTER, name);
     for (let i = 0; i < 20; i++) await client.getValue();

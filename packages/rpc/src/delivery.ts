@@ -24,11 +24,20 @@
  * (by it or by anything else) has its row written at once, in the same turn as its reply, so in
  * the implicit transaction of those writes. A call during which nothing was written — a read, an
  * empty call, a change to memory only — has its row kept in memory and written by the next write
- * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or after at
- * most `exactlyOnce.flushAfter` ms (default 10), whichever comes first. Either way no storage
- * commit that follows the call can be committed without its row, which is what a resend relies
- * on; and a commit of its own per call, the cost that made calls that write nothing 1.3–1.6 ×
- * slower, is shared by every call of those milliseconds.
+ * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or once the
+ * object has sent no recorded answer for `exactlyOnce.flushAfter` ms (default 10), or when rows
+ * have waited `FLUSH_WAIT` (1 s, or `flushAfter` if longer), or when `FLUSH_ROWS` rows or
+ * `FLUSH_BYTES` of answers wait — whichever comes first. Either way no storage commit that follows
+ * the call can be committed without its row, which is what a resend relies on; and a commit of
+ * its own per call, the cost that made calls that write nothing 1.3–1.6 × slower, is shared by
+ * every call of the burst.
+ *
+ * Why a quiet moment rather than a fixed period: a SQLite-backed object's output gate holds every
+ * message sent while a write commits (workerd has no `allowUnconfirmed` for SQLite), so a flush
+ * in the middle of a burst of calls holds the replies of the calls that answer during its commit.
+ * Flushing on a 10 ms period did that to a few percent of the calls of a busy connection and
+ * roughly doubled its p99 (docs/performance.md, round nine); waiting for a gap puts the commit
+ * where no reply is waiting, and under unbroken traffic it happens at most once per `FLUSH_WAIT`.
  *
  * A session's own row (`_dorpc_sessions`: that the object knows it, and when it was last seen)
  * waits with them, so a new connection's first reply is not held for a commit either. The row is
@@ -60,8 +69,10 @@ const RUN_UNRECORDED: Decision = { kind: "run", record: false };
 const SWEEP_EVERY = 3_600_000;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
-const FLUSH_ROWS = 256;
+const FLUSH_ROWS = 4096;
 const FLUSH_BYTES = 1 << 20;
+/** Under unbroken traffic, waiting rows are written after at most this long (ms; `flushAfter` if longer). */
+const FLUSH_WAIT = 1000;
 
 /** An answer waiting in memory for its batch to be written. */
 interface Row extends Answer {
@@ -94,6 +105,10 @@ export class DeliveryRecord {
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the first of the rows now waiting was kept (ms; the object's clock). */
+  private waitingSince = 0;
+  /** When a recorded call last answered or a session last said hello (ms): the timer waits for a quiet `flushAfter`. */
+  private lastActivity = 0;
   /** When each session's `last_at` was last written (to write it at most every few minutes). */
   private readonly touched = new Map<string, number>();
   /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
@@ -200,7 +215,7 @@ export class DeliveryRecord {
    * this turn when the storage was written while the call ran (or there is no watch, or
    * `flushAfter` is 0) — at once, or with `inFlush` at the `flushDue()` that ends the outbox's
    * flush this save runs in, together with the answers of the other calls of that flush — else
-   * kept in memory until the next write or `flushAfter` ms. A binary frame is kept as it is, not
+   * kept in memory until the next write or a quiet `flushAfter` ms (see the module comment). A binary frame is kept as it is, not
    * copied: the caller hands it over (server-callee.ts builds one for the record alone).
    */
   save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush = false): void {
@@ -209,11 +224,12 @@ export class DeliveryRecord {
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(session)?.get(id);
+    const now = Date.now();
+    this.lastActivity = now;
     if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
       if (inFlush) this.due = true;
       else this.flush();
-    } else this.waitOrFlush();
-    const now = Date.now();
+    } else this.waitOrFlush(now);
     if (now - (this.touched.get(session) ?? 0) > 300_000) this.touch(session, now);
     this.release(session, id);
   }
@@ -273,17 +289,33 @@ export class DeliveryRecord {
       return;
     }
     this.sessions.set(session, now);
-    this.waitOrFlush();
+    this.lastActivity = now;
+    this.waitOrFlush(now);
   }
 
   /** Flushes when too much waits, else makes sure the timer will. */
-  private waitOrFlush(): void {
+  private waitOrFlush(now: number): void {
     if (this.pending.length + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
-    else this.timer ??= setTimeout(() => this.flushLater(), this.options.flushAfter);
+    else if (this.timer === undefined) {
+      this.waitingSince = now;
+      this.timer = setTimeout(() => this.flushLater(), this.options.flushAfter);
+    }
   }
 
+  /**
+   * The timer: writes the waiting rows when nothing was answered for `flushAfter` ms or they have
+   * waited `FLUSH_WAIT`; else looks again when the sooner of the two can be true.
+   */
   private flushLater(): void {
     this.timer = undefined;
+    const now = Date.now();
+    const { flushAfter } = this.options;
+    const quietIn = this.lastActivity + flushAfter - now;
+    const limitIn = this.waitingSince + Math.max(FLUSH_WAIT, flushAfter) - now;
+    if (quietIn > 0 && limitIn > 0) {
+      this.timer = setTimeout(() => this.flushLater(), Math.min(quietIn, limitIn));
+      return;
+    }
     try {
       this.flush();
     } catch (error) {

@@ -1,0 +1,113 @@
+/**
+ * When the delivery record writes the rows of calls that wrote nothing (packages/rpc/src/delivery.ts):
+ * once the object has answered no recorded call for `flushAfter` ms, after at most a second of
+ * unbroken traffic, or at once when 4,096 rows wait. The record alone on Node's SQLite, with
+ * fake timers and clock, so every moment is exact.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
+import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
+import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
+import { type NodeSql, nodeSql } from "../support/node-sql.js";
+
+const SESSION = "AAAAAAAAAAAAAAAAAAAAAA";
+
+/** Answers written so far, whatever batch rows they came in. */
+function answersWritten(sql: NodeSql): number {
+  return sql.log
+    .filter((entry) => entry.query.startsWith("INSERT INTO _dorpc_replies"))
+    .reduce((n, entry) => n + (JSON.parse(entry.bindings[3] as string) as unknown[]).length, 0);
+}
+
+function record(flushAfter?: number) {
+  const sql = nodeSql();
+  const writes = watchWrites({ sql });
+  const records = new DeliveryRecord(writes.sql, resolveDelivery(flushAfter === undefined ? {} : { flushAfter })!, writes);
+  records.hello(SESSION, false);
+  let id = 0;
+  /** One recorded call that wrote nothing answers now. */
+  const answer = () => {
+    id++;
+    records.started(SESSION, id);
+    records.save(SESSION, id, `\u001eR[[${id},0,${id}]]`, true);
+  };
+  return { sql, records, answer, written: () => answersWritten(sql) };
+}
+
+describe("the rows of calls that wrote nothing", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("are written once no recorded call has answered for flushAfter ms (default 10), not flushAfter ms after the first", () => {
+    const t = record();
+    t.answer(); // t = 0
+    vi.advanceTimersByTime(8);
+    t.answer(); // t = 8: the object is busy
+    vi.advanceTimersByTime(9); // t = 17: the first row has waited 17 ms, but the object answered 9 ms ago
+    expect(t.written()).toBe(0);
+    vi.advanceTimersByTime(1); // t = 18: quiet for 10 ms
+    expect(t.written()).toBe(2);
+    // The next burst waits again, in one batch row.
+    t.answer();
+    t.answer();
+    vi.advanceTimersByTime(9);
+    expect(t.written()).toBe(2);
+    vi.advanceTimersByTime(1);
+    expect(t.written()).toBe(4);
+  });
+
+  it("under unbroken traffic are written after at most one second, then wait again", () => {
+    const t = record(10);
+    for (let ms = 0; ms < 995; ms += 5) {
+      t.answer();
+      vi.advanceTimersByTime(5);
+    }
+    expect(t.written()).toBe(0); // t = 995: 199 calls, never 10 ms apart
+    t.answer(); // t = 995
+    vi.advanceTimersByTime(5); // t = 1000: the first row has waited a second
+    expect(t.written()).toBe(200);
+    t.answer();
+    vi.advanceTimersByTime(9);
+    expect(t.written()).toBe(200);
+    vi.advanceTimersByTime(1);
+    expect(t.written()).toBe(201);
+  });
+
+  it("with flushAfter longer than a second, that is also the longest wait", () => {
+    const t = record(5_000);
+    for (let ms = 0; ms < 4_000; ms += 100) {
+      t.answer();
+      vi.advanceTimersByTime(100);
+    }
+    expect(t.written()).toBe(0); // t = 4,000: busy, and under flushAfter
+    t.answer();
+    vi.advanceTimersByTime(999);
+    expect(t.written()).toBe(0);
+    vi.advanceTimersByTime(1); // t = 5,000
+    expect(t.written()).toBe(41);
+  });
+
+  it("at most 4,096 rows wait (the session's row counts): the next is written at once, with them", () => {
+    const t = record(60_000);
+    for (let i = 0; i < 4_094; i++) t.answer();
+    expect(t.written()).toBe(0);
+    t.answer(); // 4,095 answers + the session's row
+    expect(t.written()).toBe(4_095);
+    const statements = t.sql.statements.filter((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)"));
+    expect(statements).toHaveLength(1);
+    expect(t.sql.exec("SELECT count(*) AS n FROM _dorpc_replies").one().n).toBe(1); // one batch row
+  });
+
+  it("a storage write in between writes them first, and the timer has nothing left to do", () => {
+    const t = record();
+    t.answer();
+    t.answer();
+    t.sql.exec("CREATE TABLE kept (n INTEGER)"); // through the watched storage, as a method would
+    expect(t.written()).toBe(2);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
