@@ -11,7 +11,8 @@
  * hand→dorpc ÷ floor is the server's share of dorpc's gap, dorpc ÷ hand→dorpc the client's.
  * Per block: p50, the client's CPU (this process) and the Worker's and dev proxy's workerd CPU
  * per call (kernel accounting, as in the bench's tables). Printed: medians over rounds of each
- * block's figure and of its ratio to the floor's block of the same round.
+ * block's figure and of its ratio to the floor's block of the same round, and p90 / p99 of every
+ * client's samples pooled over the rounds (which end a tail comes from).
  *
  *   --call getValue | bytes   getValue() (default) or echo of a 1 KiB Uint8Array
  *   --rounds N                rounds (default 20)
@@ -149,8 +150,11 @@ async function main(): Promise<void> {
   const meter = ServerCpuMeter.create(findServerPids());
   if (!meter) fail("cannot read the workerd processes' CPU (Linux /proc needed)");
   if (options.perf) mkdirSync(options.perf, { recursive: true });
-  const rows = new Map<ClientName, { p50: number[]; client: number[]; worker: number[]; proxy: number[]; ratio: number[] }>();
-  for (const name of CLIENTS) rows.set(name, { p50: [], client: [], worker: [], proxy: [], ratio: [] });
+  const rows = new Map<
+    ClientName,
+    { p50: number[]; client: number[]; worker: number[]; proxy: number[]; ratio: number[]; samples: Float64Array[] }
+  >();
+  for (const name of CLIENTS) rows.set(name, { p50: [], client: [], worker: [], proxy: [], ratio: [], samples: [] });
   try {
     const total = options.rounds + (options.perf ? 1 : 0);
     for (let round = 0; round < total; round++) {
@@ -193,6 +197,7 @@ async function main(): Promise<void> {
         const blockP50 = percentileSorted(sortedCopy(samples), 50);
         p50.set(name, blockP50);
         row.p50.push(blockP50);
+        row.samples.push(samples);
         row.client.push((cpu.user + cpu.system) / options.calls);
         row.worker.push(server.workerUs / options.calls);
         row.proxy.push(server.proxyUs / options.calls);
@@ -209,15 +214,23 @@ async function main(): Promise<void> {
   const lines = [
     `### ${call}: ${options.rounds} rounds × ${options.calls} sequential calls per client (medians over rounds)`,
     "",
-    "| client | p50 µs | ÷ floor (p50) [range] | client CPU µs/call | Worker CPU µs/call | dev proxy CPU µs/call |",
-    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    "| client | p50 µs | ÷ floor (p50) [range] | pooled p90 / p99 µs (n) | client CPU µs/call | Worker CPU µs/call | dev proxy CPU µs/call |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const name of CLIENTS) {
     const row = rows.get(name)!;
     const f = (values: number[]) => median(values).toFixed(0);
     const range = `[${Math.min(...row.ratio).toFixed(2)}–${Math.max(...row.ratio).toFixed(2)}]`;
+    const pooled = new Float64Array(row.samples.reduce((n, block) => n + block.length, 0));
+    let at = 0;
+    for (const block of row.samples) {
+      pooled.set(block, at);
+      at += block.length;
+    }
+    const sorted = sortedCopy(pooled);
+    const tail = `${percentileSorted(sorted, 90).toFixed(0)} / ${percentileSorted(sorted, 99).toFixed(0)} (${sorted.length})`;
     lines.push(
-      `| ${name} | ${f(row.p50)} | ${median(row.ratio).toFixed(2)} ${range} | ${f(row.client)} | ${f(row.worker)} | ${f(row.proxy)} |`,
+      `| ${name} | ${f(row.p50)} | ${median(row.ratio).toFixed(2)} ${range} | ${tail} | ${f(row.client)} | ${f(row.worker)} | ${f(row.proxy)} |`,
     );
   }
   process.stdout.write(`${lines.join("\n")}\n`);
