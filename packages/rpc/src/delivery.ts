@@ -215,8 +215,9 @@ export class DeliveryRecord {
    * this turn when the storage was written while the call ran (or there is no watch, or
    * `flushAfter` is 0) — at once, or with `inFlush` at the `flushDue()` that ends the outbox's
    * flush this save runs in, together with the answers of the other calls of that flush — else
-   * kept in memory until the next write or a quiet `flushAfter` ms (see the module comment). A binary frame is kept as it is, not
-   * copied: the caller hands it over (server-callee.ts builds one for the record alone).
+   * kept in memory until the next write or a quiet `flushAfter` ms (see the module comment). A
+   * binary frame is kept as it is, not copied: the caller hands it over (server-callee.ts builds
+   * one for the record alone).
    */
   save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush = false): void {
     const size = typeof frame === "string" ? frame.length : frame.byteLength;
