@@ -24,20 +24,13 @@
  * (by it or by anything else) has its row written at once, in the same turn as its reply, so in
  * the implicit transaction of those writes. A call during which nothing was written — a read, an
  * empty call, a change to memory only — has its row kept in memory and written by the next write
- * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or once the
- * object has sent no recorded answer for `exactlyOnce.flushAfter` ms (default 10), or when rows
- * have waited `FLUSH_WAIT` (1 s, or `flushAfter` if longer), or when `FLUSH_ROWS` rows or
- * `FLUSH_BYTES` of answers wait — whichever comes first. Either way no storage commit that follows
- * the call can be committed without its row, which is what a resend relies on; and a commit of
- * its own per call, the cost that made calls that write nothing 1.3–1.6 × slower, is shared by
- * every call of the burst.
- *
- * Why a quiet moment rather than a fixed period: a SQLite-backed object's output gate holds every
- * message sent while a write commits (workerd has no `allowUnconfirmed` for SQLite), so a flush
- * in the middle of a burst of calls holds the replies of the calls that answer during its commit.
- * Flushing on a 10 ms period did that to a few percent of the calls of a busy connection and
- * roughly doubled its p99 (docs/performance.md, round nine); waiting for a gap puts the commit
- * where no reply is waiting, and under unbroken traffic it happens at most once per `FLUSH_WAIT`.
+ * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or when
+ * `FLUSH_ROWS` rows or `FLUSH_BYTES` of answers wait, or once the object has been quiet for
+ * `exactlyOnce.flushAfter` ms (default 10; at most a second under unbroken traffic:
+ * delivery-schedule.ts says when and why) — whichever comes first. Either way no storage commit
+ * that follows the call can be committed without its row, which is what a resend relies on; and
+ * a commit of its own per call, the cost that made calls that write nothing 1.3–1.6 × slower, is
+ * shared by every call of the burst.
  *
  * A session's own row (`_dorpc_sessions`: that the object knows it, and when it was last seen)
  * waits with them, so a new connection's first reply is not held for a commit either. The row is
@@ -50,6 +43,7 @@
  */
 import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
+import { FlushSchedule } from "./delivery-schedule.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
@@ -71,8 +65,6 @@ const SWEEP_EVERY = 3_600_000;
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
 const FLUSH_ROWS = 4096;
 const FLUSH_BYTES = 1 << 20;
-/** Under unbroken traffic, waiting rows are written after at most this long (ms; `flushAfter` if longer). */
-const FLUSH_WAIT = 1000;
 
 /** An answer waiting in memory for its batch to be written. */
 interface Row extends Answer {
@@ -104,11 +96,8 @@ export class DeliveryRecord {
   private readonly pruneAt = new Map<string, number>();
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the first of the rows now waiting was kept (ms; the object's clock). */
-  private waitingSince = 0;
-  /** When a recorded call last answered or a session last said hello (ms): the timer waits for a quiet `flushAfter`. */
-  private lastActivity = 0;
+  /** When the rows waiting in memory are written if nothing writes them first. */
+  private readonly schedule: FlushSchedule;
   /** When each session's `last_at` was last written (to write it at most every few minutes). */
   private readonly touched = new Map<string, number>();
   /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
@@ -123,6 +112,7 @@ export class DeliveryRecord {
     readonly options: ResolvedDelivery,
     private readonly writes?: StorageWrites,
   ) {
+    this.schedule = new FlushSchedule(options.flushAfter, () => this.flushLater());
     if (writes) writes.before = () => this.flush();
   }
 
@@ -226,7 +216,7 @@ export class DeliveryRecord {
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(session)?.get(id);
     const now = Date.now();
-    this.lastActivity = now;
+    this.schedule.activity(now);
     if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
       if (inFlush) this.due = true;
       else this.flush();
@@ -253,10 +243,7 @@ export class DeliveryRecord {
   flush(): void {
     this.due = false;
     for (const [session, calls] of this.running) if (calls.size === 0) this.running.delete(session);
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.schedule.cancel();
     if (this.sessions.size > 0) {
       // Sessions first: a call row is never committed without its session's row.
       const sessions = [...this.sessions];
@@ -290,33 +277,18 @@ export class DeliveryRecord {
       return;
     }
     this.sessions.set(session, now);
-    this.lastActivity = now;
+    this.schedule.activity(now);
     this.waitOrFlush(now);
   }
 
-  /** Flushes when too much waits, else makes sure the timer will. */
+  /** Flushes when too much waits, else leaves the rows to the schedule. */
   private waitOrFlush(now: number): void {
     if (this.pending.length + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
-    else if (this.timer === undefined) {
-      this.waitingSince = now;
-      this.timer = setTimeout(() => this.flushLater(), this.options.flushAfter);
-    }
+    else this.schedule.waiting(now);
   }
 
-  /**
-   * The timer: writes the waiting rows when nothing was answered for `flushAfter` ms or they have
-   * waited `FLUSH_WAIT`; else looks again when the sooner of the two can be true.
-   */
+  /** The schedule's write: the waiting rows, now. */
   private flushLater(): void {
-    this.timer = undefined;
-    const now = Date.now();
-    const { flushAfter } = this.options;
-    const quietIn = this.lastActivity + flushAfter - now;
-    const limitIn = this.waitingSince + Math.max(FLUSH_WAIT, flushAfter) - now;
-    if (quietIn > 0 && limitIn > 0) {
-      this.timer = setTimeout(() => this.flushLater(), Math.min(quietIn, limitIn));
-      return;
-    }
     try {
       this.flush();
     } catch (error) {
