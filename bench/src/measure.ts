@@ -11,6 +11,7 @@ import type { Conn, Contender } from "./contenders/index.js";
 import { structurallyEqual } from "./equal.js";
 import { type Block, collect, instanceName, type RunContext } from "./region.js";
 import type { Scenario } from "./scenarios.js";
+import { ServerGoneError } from "./server-cpu.js";
 import { WireCounters } from "./wire.js";
 
 export type { Block, RunContext } from "./region.js";
@@ -179,6 +180,8 @@ export async function runScenario(
           row.blocks.push(block);
           ctx.progress(`${where} · ${blockSummary(scenario, block)}`);
         } catch (error) {
+          // The server itself is gone: every later block would fail too, so the run stops here.
+          if (error instanceof ServerGoneError) throw error;
           row.status = { kind: "error", reason: describeError(error) };
           ctx.progress(`${where} · ERROR ${row.status.reason}`);
         }

@@ -74,10 +74,31 @@ export function findServerPids(root: number = process.pid): ServerPids {
   return pids;
 }
 
+/**
+ * A workerd process the run was measuring is gone: `wrangler dev` restarted it (it watches the
+ * Worker's sources, the built packages included, so editing or building `packages/*` during a run
+ * restarts it) or it crashed. Every later block would fail the same way, so the run stops.
+ */
+export class ServerGoneError extends Error {
+  constructor(readonly pid: number) {
+    super(
+      `workerd (pid ${pid}) is gone: wrangler dev restarted or lost its Worker mid-run (editing or building packages/* during a bench run does this). Start the run again.`,
+    );
+    this.name = "ServerGoneError";
+  }
+}
+
 /** CPU ns of every thread of `pid` (threads that already exited are not counted: workerd keeps its threads). */
 function threadCpuNs(pid: number): number {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new ServerGoneError(pid);
+    throw error;
+  }
   let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+  for (const tid of tids) {
     try {
       total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
     } catch {
@@ -101,6 +122,7 @@ export class ServerCpuMeter {
     return new ServerCpuMeter(pids);
   }
 
+  /** Throws ServerGoneError when one of the processes has exited. */
   read(): ServerCpuReading {
     const sum = (pids: number[]) => pids.reduce((total, pid) => total + threadCpuNs(pid), 0);
     return { workerNs: sum(this.pids.worker), proxyNs: sum(this.pids.proxy) };
