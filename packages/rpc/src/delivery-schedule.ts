@@ -18,7 +18,7 @@
  */
 
 /** Under unbroken traffic, waiting rows are written after at most this long (ms; the quiet time if longer). */
-export const FLUSH_WAIT = 1000;
+const FLUSH_WAIT = 1000;
 
 export class FlushSchedule {
   private timer: ReturnType<typeof setTimeout> | undefined;
