@@ -14,7 +14,9 @@
  * block's figure and of its ratio to the floor's block of the same round, and p90 / p99 of every
  * client's samples pooled over the rounds (which end a tail comes from).
  *
- *   --call getValue | bytes   getValue() (default) or echo of a 1 KiB Uint8Array
+ *   --call getValue | increment | bytes
+ *                             getValue() (default), increment() (a call that writes storage) or
+ *                             echo of a 1 KiB Uint8Array
  *   --rounds N                rounds (default 20)
  *   --calls N                 calls per block (default 300)
  *   --perf DIR                then one more round, not counted, with the Worker's workerd recorded
@@ -32,8 +34,11 @@ import { findServerPids, ServerCpuMeter, serverCpuDelta } from "../src/server-cp
 import { percentileSorted, sortedCopy } from "../src/stats.js";
 import { whenOpen, WireCounters } from "../src/wire.js";
 
+type Call = "getValue" | "increment" | "bytes";
+const CALLS: readonly Call[] = ["getValue", "increment", "bytes"];
+
 interface Options {
-  bytes: boolean;
+  call: Call;
   rounds: number;
   calls: number;
   perf: string | undefined;
@@ -45,14 +50,14 @@ function fail(message: string): never {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { bytes: false, rounds: 20, calls: 300, perf: undefined };
+  const options: Options = { call: "getValue", rounds: 20, calls: 300, perf: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => argv[++i] ?? fail(`${arg} needs a value`);
     if (arg === "--call") {
       const call = value();
-      if (call !== "getValue" && call !== "bytes") fail(`--call is getValue or bytes, got ${JSON.stringify(call)}`);
-      options.bytes = call === "bytes";
+      if (!CALLS.includes(call as Call)) fail(`--call is one of ${CALLS.join(", ")}, got ${JSON.stringify(call)}`);
+      options.call = call as Call;
     } else if (arg === "--rounds") options.rounds = Number(value());
     else if (arg === "--calls") options.calls = Number(value());
     else if (arg === "--perf") options.perf = value();
@@ -80,10 +85,10 @@ function bytesCallFrame(id: number, blob: Uint8Array): Uint8Array {
 
 /**
  * Whether `data` is dorpc's successful reply to the hand-written client's call: a text reply
- * `[[id,0,value]]` for getValue(), a binary reply frame carrying one 1 KiB blob for the echo.
+ * `[[id,0,value]]` for getValue() and increment(), a binary reply frame carrying one 1 KiB blob for the echo.
  */
-function isOkReply(data: unknown, id: number, bytes: boolean): boolean {
-  if (!bytes) return typeof data === "string" && data.startsWith(`${FRAME_MARK}R[[${id},0,`);
+function isOkReply(data: unknown, id: number, call: Call): boolean {
+  if (call !== "bytes") return typeof data === "string" && data.startsWith(`${FRAME_MARK}R[[${id},0,`);
   if (!(data instanceof ArrayBuffer) || data.byteLength < 16) return false;
   const view = new DataView(data);
   const header = new TextDecoder().decode(new Uint8Array(data, 16, view.getUint32(8, true)));
@@ -95,7 +100,7 @@ function isOkReply(data: unknown, id: number, bytes: boolean): boolean {
  * reply is the next message). Its first reply is checked, so frames the server refuses cannot
  * pass for fast calls.
  */
-async function handClient(baseUrl: string, instance: string, bytes: boolean): Promise<Client> {
+async function handClient(baseUrl: string, instance: string, kind: Call): Promise<Client> {
   const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/__rpc/COUNTER_AT_MOST_ONCE/${encodeURIComponent(instance)}`);
   socket.binaryType = "arraybuffer";
   await whenOpen(socket);
@@ -112,10 +117,10 @@ async function handClient(baseUrl: string, instance: string, bytes: boolean): Pr
     new Promise<unknown>((resolve) => {
       settle = resolve;
       id++;
-      socket.send(bytes ? bytesCallFrame(id, BYTES) : `${FRAME_MARK}C[[${id},["getValue",[0]]]]`);
+      socket.send(kind === "bytes" ? bytesCallFrame(id, BYTES) : `${FRAME_MARK}C[[${id},["${kind}",[0]]]]`);
     });
   const first = await call();
-  if (!isOkReply(first, id, bytes))
+  if (!isOkReply(first, id, kind))
     fail(`the hand-written client's first call was not answered as expected: ${String(first).slice(0, 200)}`);
   return {
     call,
@@ -125,9 +130,10 @@ async function handClient(baseUrl: string, instance: string, bytes: boolean): Pr
   };
 }
 
-async function contenderClient(contender: Contender, baseUrl: string, instance: string, bytes: boolean): Promise<Client> {
+async function contenderClient(contender: Contender, baseUrl: string, instance: string, kind: Call): Promise<Client> {
   const { conn } = await contender.connect(baseUrl, instance, new WireCounters());
-  return { call: bytes ? () => conn.echo(BYTES) : () => conn.getValue(), close: () => conn.close() };
+  const call = kind === "bytes" ? () => conn.echo(BYTES) : kind === "increment" ? () => conn.increment() : () => conn.getValue();
+  return { call, close: () => conn.close() };
 }
 
 const CLIENTS = ["floor", "hand→dorpc", "dorpc"] as const;
@@ -161,9 +167,9 @@ async function main(): Promise<void> {
       const recording = round === options.rounds; // the extra round of --perf: recorded, not counted
       const instance = (name: string) => `split-${name.replace(/\W/g, "")}-${process.pid}-${round}`;
       const clients = new Map<ClientName, Client>([
-        ["floor", await contenderClient(floor, dev.baseUrl, instance("floor"), options.bytes)],
-        ["hand→dorpc", await handClient(dev.baseUrl, instance("hand"), options.bytes)],
-        ["dorpc", await contenderClient(dorpcAtMostOnce, dev.baseUrl, instance("dorpc"), options.bytes)],
+        ["floor", await contenderClient(floor, dev.baseUrl, instance("floor"), options.call)],
+        ["hand→dorpc", await handClient(dev.baseUrl, instance("hand"), options.call)],
+        ["dorpc", await contenderClient(dorpcAtMostOnce, dev.baseUrl, instance("dorpc"), options.call)],
       ]);
       const order = round % 2 === 0 ? [...CLIENTS] : [...CLIENTS].reverse();
       for (const name of order) for (let i = 0; i < (round === 0 ? 500 : 30); i++) await clients.get(name)!.call();
@@ -210,7 +216,7 @@ async function main(): Promise<void> {
     await dev.stop();
     rmSync(state, { recursive: true, force: true });
   }
-  const call = options.bytes ? "echo(1 KiB Uint8Array)" : "getValue()";
+  const call = options.call === "bytes" ? "echo(1 KiB Uint8Array)" : `${options.call}()`;
   const lines = [
     `### ${call}: ${options.rounds} rounds × ${options.calls} sequential calls per client (medians over rounds)`,
     "",

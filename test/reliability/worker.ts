@@ -176,6 +176,15 @@ export class Reliable extends RpcDurableObject<Env> {
     return runs;
   }
 
+  /**
+   * Deletes all of the object's storage (`ctx.storage.deleteAll()`, the delivery record's tables
+   * with it), then makes the table the constructor makes.
+   */
+  async wipe(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.sql.exec("CREATE TABLE IF NOT EXISTS ops (id TEXT PRIMARY KEY)");
+  }
+
   runsOf(tag: string): number {
     return this.kv.get<number>(`runs:${tag}`) ?? 0;
   }

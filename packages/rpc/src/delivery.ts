@@ -44,6 +44,7 @@
 import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
+import { Wipes, wipedError } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
@@ -102,6 +103,8 @@ export class DeliveryRecord {
   private readonly touched = new Map<string, number>();
   /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
   private lastSweep: number | undefined;
+  /** The last `deleteAll()` of the object's storage, and the sessions that may be older (delivery-wipe.ts). */
+  private readonly wipes: Wipes;
 
   /**
    * `writes`: the watch on the object's storage. Without one every row is written at once, in the
@@ -113,7 +116,25 @@ export class DeliveryRecord {
     private readonly writes?: StorageWrites,
   ) {
     this.schedule = new FlushSchedule(options.flushAfter, () => this.flushLater());
-    if (writes) writes.before = () => this.flush();
+    this.wipes = new Wipes(sql, options.maxAge);
+    if (writes) {
+      writes.before = () => this.flush();
+      writes.wipe = (deleteAll) => this.wipe(deleteAll);
+    }
+  }
+
+  /** Runs the object's `deleteAll()`, which takes the record's tables too (delivery-wipe.ts). */
+  private wipe(deleteAll: () => unknown): unknown {
+    const recorded = this.tablesExist();
+    const result = deleteAll();
+    this.created = false;
+    this.pruneAt.clear();
+    this.touched.clear();
+    if (recorded) {
+      this.ensure();
+      this.wipes.wiped(Date.now());
+    }
+    return result;
   }
 
   /**
@@ -141,7 +162,9 @@ export class DeliveryRecord {
   /**
    * A session said hello on a new connection. Returns false when the session is unknown although
    * it is resending calls and does not say it is younger than `maxAge`: its record may have been
-   * swept, so none of those resends can be trusted.
+   * swept, so none of those resends can be trusted. A resending session that may have begun
+   * before the object's storage was wiped (delivery-wipe.ts) is noted: its resends are only
+   * answered from the record, never run again.
    *
    * `age`: how long ago the client's session began, in ms by the client's clock (sent with a
    * resending hello). A session younger than `maxAge` cannot have been swept (it was last seen
@@ -160,6 +183,7 @@ export class DeliveryRecord {
         : undefined;
     const known = row !== undefined && (row.last_at as number) >= now - this.options.maxAge;
     this.touch(session, now);
+    this.wipes.hello(session, resending, now, age, () => this.tablesExist());
     return known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
   }
 
@@ -177,10 +201,12 @@ export class DeliveryRecord {
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
     const newest = newestAnswer(this.sql, session);
-    if (newest === undefined || newest < id) return RUN_RECORDED; // never ran: ids only grow
-    if (newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
-    const frame = findAnswer(this.sql, session, id);
-    if (frame === undefined) return RUN_RECORDED; // a later call was recorded, this one never was
+    // A session older than the last wipe: a call without a row may have run before it.
+    const spans = this.wipes.spans(session);
+    if (!spans && (newest === undefined || newest < id)) return RUN_RECORDED; // never ran: ids only grow
+    if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
+    const frame = newest === undefined ? undefined : findAnswer(this.sql, session, id);
+    if (frame === undefined) return spans ? { kind: "refuse", error: wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
     if (frame === NOT_KEPT) {
       return {
         kind: "refuse",

@@ -8,7 +8,9 @@
  * the write and first runs `before` — the record's flush, whose rows then join the implicit
  * transaction of the write that follows. Reads are not wrapped; a SQL statement counts as a write
  * unless it starts with SELECT. Writes made inside `transaction()` / `transactionSync()` are
- * counted once, when the transaction starts.
+ * counted once, when the transaction starts. `deleteAll()` (which in a SQLite-backed object drops
+ * every table at once) runs inside the watch's `wipe`, when it has one, so the record can tell
+ * what the deletion took (delivery-wipe.ts).
  *
  * Internal module.
  */
@@ -20,6 +22,8 @@ export interface StorageWrites {
   readonly count: number;
   /** Runs before each of them. */
   before: (() => void) | undefined;
+  /** Runs `deleteAll()` (the `deleteAll` argument) and returns what it returned. */
+  wipe: ((deleteAll: () => unknown) => unknown) | undefined;
   /** The storage's SQL, unwatched: dorpc's own rows do not count as the object's writes. */
   readonly sql: Sql;
 }
@@ -45,6 +49,7 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
   const watch = {
     count: 0,
     before: undefined as (() => void) | undefined,
+    wipe: undefined as ((deleteAll: () => unknown) => unknown) | undefined,
     sql: { exec: (query: string, ...bindings: unknown[]) => exec.call(sql, query, ...bindings) },
   };
   const wrote = () => {
@@ -54,10 +59,17 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
   const wrap = (target: Methods, name: string) => {
     const original = target[name];
     if (typeof original !== "function") return;
-    target[name] = function (this: unknown, ...args: unknown[]) {
-      wrote();
-      return original.apply(this, args);
-    };
+    target[name] =
+      name === "deleteAll"
+        ? function (this: unknown, ...args: unknown[]) {
+            wrote();
+            const run = () => original.apply(this, args);
+            return watch.wipe ? watch.wipe(run) : run();
+          }
+        : function (this: unknown, ...args: unknown[]) {
+            wrote();
+            return original.apply(this, args);
+          };
   };
   for (const name of WRITERS.storage) wrap(storage as unknown as Methods, name);
   if (storage.kv) for (const name of WRITERS.kv) wrap(storage.kv as Methods, name);
