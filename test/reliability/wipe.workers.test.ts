@@ -5,7 +5,7 @@
  * state when its client resends it.
  */
 import { createRpcClient, RpcError, type RpcClient, type RpcTransport, type TransportFactory, type TransportHandler } from "@dorpc/rpc";
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { connect, unique, upgrade } from "./upgrade.js";
 import type { Reliable } from "./worker.js";
@@ -99,6 +99,22 @@ describe("the exactly-once record across ctx.storage.deleteAll()", () => {
     expect(error.message).toContain("deleteAll");
     expect(await b.client.getValue()).toBe(0);
     expect(await a.client.getValue()).toBe(0); // the session goes on
+  });
+
+  it("a wipe made outside any call, first thing after a wake-up, is seen too (the record watches from the constructor)", async () => {
+    const name = unique("wipe-woken");
+    using a = gatedClient(name);
+    expect(await a.client.increment()).toBe(1);
+    const lost = go(a.client.incrementThenDrop());
+    await vi.waitFor(() => expect(a.attempts[0]!.closed).toBeDefined());
+    const stub = env.RELIABLE.getByName(name);
+    await evictDurableObject(stub);
+    await runInDurableObject(stub, async (_object, state) => {
+      await state.storage.deleteAll();
+    });
+    a.release();
+    await rpcFailure(lost, "EXPIRED");
+    expect(await a.client.getValue()).toBe(0);
   });
 
   it("a session older than the wipe still gets answers recorded after it from the record", async () => {

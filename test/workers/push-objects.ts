@@ -82,6 +82,10 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
   post(text: string): number {
     return this.publish("chat", { from: (rpcCaller()!.identity as { name: string }).name, text });
   }
+  /** Deletes all of the room's storage (`ctx.storage.deleteAll()`): the topic log goes with it. */
+  async wipe(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
   /** Sends a raw frame to the caller: lets tests play a hostile object. */
   raw(frame: string): void {
     rpcCaller()!.socket!.send(frame);

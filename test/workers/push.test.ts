@@ -247,6 +247,27 @@ describe("topics", () => {
     await vi.waitFor(() => expect(afterResync).toEqual([9]));
   });
 
+  it("ctx.storage.deleteAll() keeps each topic's newest event: publishing goes on, numbering never restarts, a cursor behind it resyncs", async () => {
+    const room = uniqueName("topic-wipe");
+    using a = member(room, "ann");
+    for (let i = 1; i <= 3; i++) await a.client.post(`m${i}`);
+    await evictObject(a.client); // the wipe is the new instance's first call: its log is not in use yet
+    await a.client.wipe(); // drops every table, the event log's too
+    expect(await a.client.post("m4")).toBe(4); // it failed with "no such table" before
+    await evictObject(a.client);
+    expect(await a.client.post("m5")).toBe(5); // it restarted at 1 before: cursors 1–4 would have missed events silently
+    using b = member(room, "bob");
+    const resyncs: unknown[] = [];
+    using behind = subscribe(b.client, "chat", () => {}, { since: 1, onResync: (info) => resyncs.push(info) });
+    await behind.ready;
+    expect(resyncs).toEqual([{ topic: "chat", cursor: 1, oldest: 3, latest: 5 }]);
+    using c = member(room, "cy");
+    const replayed: number[] = [];
+    using current = subscribe(c.client, "chat", (_e, info) => void replayed.push(info.seq), { since: 3 });
+    await current.ready;
+    expect(replayed).toEqual([4, 5]);
+  });
+
   it("an undeclared topic is refused with NOT_FOUND; subscribing twice to one topic is BAD_OPTION", async () => {
     using a = member(uniqueName("bad-topic"), "ann");
     const sub = subscribe(a.client as never, "nope" as never, () => undefined);

@@ -15,27 +15,45 @@ interface Tally {
   rowsWritten: number;
 }
 
-/** Counts the rows of every statement run through this object's `ctx.storage.sql` from now on. */
+/** Cursors of the `_dorpc_` statements run through each `ctx.storage.sql` object of this isolate. */
+type Cursors = Map<object, SqlStorageCursor<Record<string, SqlStorageValue>>[]>;
+
+/**
+ * Counts the rows of every statement dorpc runs through `name`'s `ctx.storage.sql`, from its
+ * construction on: the record watches the storage from the object's constructor (capturing
+ * `exec` there), so the count is taken one level down, on the prototype every object of this
+ * isolate shares, patched from another object before `name`'s is made.
+ */
 async function tally(
   name: string,
   namespace: DurableObjectNamespace<Counter> | DurableObjectNamespace<PatientCounter> = env.COUNTER,
 ): Promise<() => Promise<Tally>> {
-  await runInDurableObject(namespace.getByName(name), (_instance, state) => {
-    const sql = state.storage.sql;
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const exec = sql.exec.bind(sql);
-    (sql as { exec: typeof sql.exec }).exec = ((query: string, ...bindings: unknown[]) => {
-      const cursor = exec(query, ...bindings);
-      if (query.includes("_dorpc_")) cursors.push(cursor);
+  await runInDurableObject(namespace.getByName(`${name}-probe`), (_instance, state) => {
+    const global = globalThis as { __dorpcCursors?: Cursors };
+    if (global.__dorpcCursors) return;
+    const cursors: Cursors = new Map();
+    global.__dorpcCursors = cursors;
+    const proto = Object.getPrototypeOf(state.storage.sql) as { exec: SqlStorage["exec"] };
+    const exec = proto.exec;
+    proto.exec = function (this: SqlStorage, query: string, ...bindings: unknown[]) {
+      const cursor = exec.call(this, query, ...bindings);
+      if (query.includes("_dorpc_")) {
+        const list = cursors.get(this) ?? [];
+        list.push(cursor);
+        cursors.set(this, list);
+      }
       return cursor;
-    }) as typeof sql.exec;
-    (globalThis as { __tally?: () => Tally }).__tally = () => ({
-      statements: cursors.length,
-      rowsRead: cursors.reduce((sum, c) => sum + c.rowsRead, 0),
-      rowsWritten: cursors.reduce((sum, c) => sum + c.rowsWritten, 0),
-    });
+    } as SqlStorage["exec"];
   });
-  return () => runInDurableObject(namespace.getByName(name), () => (globalThis as { __tally?: () => Tally }).__tally!());
+  return () =>
+    runInDurableObject(namespace.getByName(name), (_instance, state) => {
+      const cursors = (globalThis as { __dorpcCursors?: Cursors }).__dorpcCursors!.get(state.storage.sql) ?? [];
+      return {
+        statements: cursors.length,
+        rowsRead: cursors.reduce((sum, c) => sum + c.rowsRead, 0),
+        rowsWritten: cursors.reduce((sum, c) => sum + c.rowsWritten, 0),
+      };
+    });
 }
 
 describe("the delivery record's storage cost", () => {
@@ -102,7 +120,7 @@ describe("rows of calls that write nothing", () => {
 
   it("are written as one row: 100 calls that wrote nothing, then a write, cost 2 rows written (their batch, the write's answer)", async () => {
     const name = uniqueName("patient-batch");
-    const read = await tally(name, env.PATIENT_COUNTER); // before the record watches the storage
+    const read = await tally(name, env.PATIENT_COUNTER);
     using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
     await client.increment(); // the tables, the sweep, the session: written now
     const before = await read();

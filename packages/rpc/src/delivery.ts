@@ -119,22 +119,22 @@ export class DeliveryRecord {
     this.wipes = new Wipes(sql, options.maxAge);
     if (writes) {
       writes.before = () => this.flush();
-      writes.wipe = (deleteAll) => this.wipe(deleteAll);
+      writes.onDeleteAll(() => this.wiping());
     }
   }
 
-  /** Runs the object's `deleteAll()`, which takes the record's tables too (delivery-wipe.ts). */
-  private wipe(deleteAll: () => unknown): unknown {
+  /** The object's `deleteAll()` is about to take the record's tables too (delivery-wipe.ts). */
+  private wiping(): () => void {
     const recorded = this.tablesExist();
-    const result = deleteAll();
-    this.created = false;
-    this.pruneAt.clear();
-    this.touched.clear();
-    if (recorded) {
-      this.ensure();
-      this.wipes.wiped(Date.now());
-    }
-    return result;
+    return () => {
+      this.created = false;
+      this.pruneAt.clear();
+      this.touched.clear();
+      if (recorded) {
+        this.ensure();
+        this.wipes.wiped(Date.now());
+      }
+    };
   }
 
   /**

@@ -41,7 +41,7 @@ import {
 } from "./socket-state.js";
 import { deliveryOf } from "./delivery.js";
 import { handleBatch, type HttpChannel } from "./http-batch.js";
-import { publish, topicSystem } from "./topics.js";
+import { publish, topicSystem, watchTopicLog } from "./topics.js";
 
 /** Who is calling: the attachment of the connection whose call is running. */
 export interface RpcCaller {
@@ -127,6 +127,24 @@ export function optionsOf(target: object): ResolvedServerOptions {
   const ctor = (target as { constructor?: object }).constructor;
   const own = ctor && classOptions.has(ctor) ? classOptions.get(ctor) : (ctor as WithRpcOptions | undefined)?.rpcOptions;
   return resolveServerOptions(own);
+}
+
+/**
+ * Run by the constructors of `RpcDurableObject` and of `withRpc`'s class: dorpc's tables in the
+ * object's storage (the delivery record, the topic log) watch `ctx.storage.deleteAll()` from the
+ * instance's start, so a wipe made before its first dorpc message — in `alarm()`, in `fetch()` —
+ * still leaves them consistent (storage-writes.ts). Invalid options are left for the first
+ * request to report, as before.
+ */
+export function prepareStorage(target: object): void {
+  let resolved: ResolvedServerOptions;
+  try {
+    resolved = optionsOf(target);
+  } catch {
+    return;
+  }
+  deliveryOf(target, resolved.delivery);
+  if (resolved.topics.size > 0) watchTopicLog(target, resolved.topics);
 }
 
 /** The per-channel hooks for `target`: made once per object, not per message. */

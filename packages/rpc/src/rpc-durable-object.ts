@@ -17,7 +17,16 @@
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
 import { channelClosed, checkServed, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
-import { classOptions, closeQuietly, handleRpcRequest, optionsOf, rpcClient, rpcMessage, type WithRpcOptions } from "./durable-object.js";
+import {
+  classOptions,
+  closeQuietly,
+  handleRpcRequest,
+  optionsOf,
+  prepareStorage,
+  rpcClient,
+  rpcMessage,
+  type WithRpcOptions,
+} from "./durable-object.js";
 import { RpcError } from "./errors.js";
 import { type Broadcast, broadcastTo, type ClientFilter, type ClientRef, type ClientStub } from "./push.js";
 import { publish } from "./topics.js";
@@ -36,6 +45,11 @@ import { publish } from "./topics.js";
 export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = Record<never, never>> extends DurableObject<Env> {
   /** Type-level only: what the clients' `subscribe` accepts. */
   declare readonly __dorpcTopics?: Topics;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    prepareStorage(this);
+  }
 
   override async fetch(request: Request): Promise<Response> {
     const options = (this.constructor as WithRpcOptions).rpcOptions;
@@ -104,6 +118,13 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
   const base = Base.prototype as Hooks;
   // @ts-expect-error: a mixin over an abstract constructor type; the instance API is Base's.
   class Rpc extends Base {
+    // biome-ignore lint/suspicious/noExplicitAny: a mixin's constructor takes its base's arguments
+    constructor(...args: any[]) {
+      // @ts-expect-error: forwarded as given
+      super(...args);
+      prepareStorage(this);
+    }
+
     async fetch(request: Request): Promise<Response> {
       const response = await handleRpcRequest(request, this, options);
       if (response) return response;

@@ -1,16 +1,21 @@
 /**
  * Which writes reach a Durable Object's storage, so the delivery record can keep the rows of
  * calls that wrote nothing in memory for a moment and still have them committed no later than
- * anything written after those calls (delivery.ts, "Rows of calls that wrote nothing").
+ * anything written after those calls (delivery.ts, "Rows of calls that wrote nothing"); and
+ * when the whole storage is deleted, so that dorpc's own tables survive it in a consistent state.
  *
  * `watchWrites(storage)` replaces, on that storage object and its `kv` and `sql` objects (each is
  * one object for the life of the instance), every method that writes with a wrapper that counts
  * the write and first runs `before` — the record's flush, whose rows then join the implicit
  * transaction of the write that follows. Reads are not wrapped; a SQL statement counts as a write
  * unless it starts with SELECT. Writes made inside `transaction()` / `transactionSync()` are
- * counted once, when the transaction starts. `deleteAll()` (which in a SQLite-backed object drops
- * every table at once) runs inside the watch's `wipe`, when it has one, so the record can tell
- * what the deletion took (delivery-wipe.ts).
+ * counted once, when the transaction starts.
+ *
+ * `onDeleteAll(storage, hook)`: in a SQLite-backed object `deleteAll()` drops every table at
+ * once, dorpc's with the object's. Each hook runs just before the deletion (after the watch has
+ * counted it and the record has written its waiting rows) and returns what to run just after it,
+ * in the same turn, so in the same commit: the delivery record (delivery-wipe.ts) and the topic
+ * log (topics.ts) make their tables again there and carry over what must survive.
  *
  * Internal module.
  */
@@ -22,23 +27,29 @@ export interface StorageWrites {
   readonly count: number;
   /** Runs before each of them. */
   before: (() => void) | undefined;
-  /** Runs `deleteAll()` (the `deleteAll` argument) and returns what it returned. */
-  wipe: ((deleteAll: () => unknown) => unknown) | undefined;
   /** The storage's SQL, unwatched: dorpc's own rows do not count as the object's writes. */
   readonly sql: Sql;
+  /** `onDeleteAll` on the watched storage. */
+  onDeleteAll(hook: WipeHook): void;
 }
+
+/** Runs just before `deleteAll()` and returns what to run just after it. */
+export type WipeHook = () => () => void;
 
 type Methods = Record<string, unknown>;
 
-/** Methods that write, per object. */
+/** Methods that write, per object (`deleteAll` is wrapped by `wipeHooksOf`). */
 const WRITERS = {
-  storage: ["put", "delete", "deleteAll", "setAlarm", "deleteAlarm", "transaction", "transactionSync"],
+  storage: ["put", "delete", "setAlarm", "deleteAlarm", "transaction", "transactionSync"],
   kv: ["put", "delete"],
 } as const;
 
 const READ = /^\s*select\b/i;
 
 const watched = new WeakMap<object, StorageWrites>();
+/** Per watched storage: counts a write and runs `before`. */
+const writers = new WeakMap<object, () => void>();
+const wipeHooks = new WeakMap<object, Set<WipeHook>>();
 
 /** Watches `storage` (once per object; later calls return the same watch). */
 export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
@@ -46,11 +57,11 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
   if (existing) return existing;
   const sql = storage.sql;
   const exec = sql.exec;
-  const watch = {
+  const watch: StorageWrites & { count: number } = {
     count: 0,
-    before: undefined as (() => void) | undefined,
-    wipe: undefined as ((deleteAll: () => unknown) => unknown) | undefined,
+    before: undefined,
     sql: { exec: (query: string, ...bindings: unknown[]) => exec.call(sql, query, ...bindings) },
+    onDeleteAll: (hook) => onDeleteAll(storage, hook),
   };
   const wrote = () => {
     watch.count++;
@@ -59,17 +70,10 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
   const wrap = (target: Methods, name: string) => {
     const original = target[name];
     if (typeof original !== "function") return;
-    target[name] =
-      name === "deleteAll"
-        ? function (this: unknown, ...args: unknown[]) {
-            wrote();
-            const run = () => original.apply(this, args);
-            return watch.wipe ? watch.wipe(run) : run();
-          }
-        : function (this: unknown, ...args: unknown[]) {
-            wrote();
-            return original.apply(this, args);
-          };
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      wrote();
+      return original.apply(this, args);
+    };
   };
   for (const name of WRITERS.storage) wrap(storage as unknown as Methods, name);
   if (storage.kv) for (const name of WRITERS.kv) wrap(storage.kv as Methods, name);
@@ -77,6 +81,33 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
     if (!READ.test(query)) wrote();
     return exec.call(this, query, ...bindings);
   };
+  writers.set(storage, wrote);
+  wipeHooksOf(storage);
   watched.set(storage, watch);
   return watch;
+}
+
+/** Runs `hook` around every `deleteAll()` of `storage` from now on (see the module comment). */
+export function onDeleteAll(storage: object, hook: WipeHook): void {
+  wipeHooksOf(storage).add(hook);
+}
+
+/** The hooks of `storage`'s `deleteAll`, which is wrapped the first time they are asked for. */
+function wipeHooksOf(storage: object): Set<WipeHook> {
+  let hooks = wipeHooks.get(storage);
+  if (hooks) return hooks;
+  const all = new Set<WipeHook>();
+  hooks = all;
+  wipeHooks.set(storage, all);
+  const original = (storage as Methods).deleteAll;
+  if (typeof original === "function") {
+    (storage as Methods).deleteAll = function (this: unknown, ...args: unknown[]) {
+      writers.get(storage)?.();
+      const after = [...all].map((hook) => hook());
+      const result = original.apply(this, args);
+      for (const done of after) done();
+      return result;
+    };
+  }
+  return all;
 }

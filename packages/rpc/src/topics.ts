@@ -8,7 +8,8 @@
  * events it missed are no longer kept, it is told to resync instead: never a silent gap.
  *
  * Retention per topic: the last `keep` events (default 1,000), and optionally none older than
- * `maxAge` ms; the newest event is always kept, so sequence numbers never restart.
+ * `maxAge` ms; the newest event is always kept, so sequence numbers never restart — across
+ * `ctx.storage.deleteAll()` too, which writes it back (`wiping`).
  *
  * Internal module (workerd only).
  */
@@ -19,7 +20,8 @@ import { type WireFrame, writeFrame } from "./frame.js";
 import { platformIdentities } from "./platform-state.js";
 import { deliver, notification } from "./push.js";
 import { readAttachment, socketsOf, writeAttachment } from "./socket-state.js";
-import { type Sql, sqlOf } from "./sql.js";
+import { type Sql, sqlOf, storageOf } from "./sql.js";
+import { onDeleteAll } from "./storage-writes.js";
 import type { ResolvedTopic } from "./topics-options.js";
 
 /** What `subscribe` answers: where the client now stands. */
@@ -61,6 +63,31 @@ class TopicLog {
       "CREATE TABLE IF NOT EXISTS _dorpc_events (topic TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, frame BLOB NOT NULL, PRIMARY KEY (topic, seq)) WITHOUT ROWID",
     );
     this.created = true;
+  }
+
+  /**
+   * The object's `deleteAll()` is about to drop the log (storage-writes.ts): each topic's newest
+   * event is written back after it, as retention always keeps it, so sequence numbers never
+   * restart and a subscriber whose cursor is older resyncs instead of missing events silently.
+   */
+  wiping(): () => void {
+    const exists =
+      this.created || this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_dorpc_events'").toArray().length > 0;
+    const newest = exists
+      ? this.sql
+          .exec(
+            "SELECT topic, seq, at, frame FROM _dorpc_events AS e WHERE seq = (SELECT max(seq) FROM _dorpc_events WHERE topic = e.topic)",
+          )
+          .toArray()
+      : [];
+    return () => {
+      this.created = false;
+      if (newest.length === 0) return;
+      this.ensure();
+      for (const { topic, seq, at, frame } of newest) {
+        this.sql.exec("INSERT INTO _dorpc_events (topic, seq, at, frame) VALUES (?, ?, ?, ?)", topic, seq, at, frame);
+      }
+    };
   }
 
   latest(topic: string): number {
@@ -118,10 +145,17 @@ function logOf(target: object, topics: ReadonlyMap<string, ResolvedTopic>): Topi
     const sql = sqlOf(target);
     if (!sql) throw new RpcError("BAD_OPTION", "Topics need a SQLite-backed Durable Object (new_sqlite_classes in wrangler.toml).");
     const name = (target as { constructor?: { name?: string } }).constructor?.name || "the Durable Object";
-    log = new TopicLog(sql, topics, name);
+    const created = new TopicLog(sql, topics, name);
+    onDeleteAll(storageOf(target)!, () => created.wiping());
+    log = created;
     logs.set(target, log);
   }
   return log;
+}
+
+/** Makes `target`'s topic log now, when it has SQLite storage, so it sees a `deleteAll()` made before it is used. */
+export function watchTopicLog(target: object, topics: ReadonlyMap<string, ResolvedTopic>): void {
+  if (sqlOf(target)) logOf(target, topics);
 }
 
 /**
