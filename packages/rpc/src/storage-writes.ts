@@ -7,9 +7,11 @@
  * `watchWrites(storage)` replaces, on that storage object and its `kv` and `sql` objects (each is
  * one object for the life of the instance), every method that writes with a wrapper that counts
  * the write and first runs `before` — the record's flush, whose rows then join the implicit
- * transaction of the write that follows. Reads are not wrapped; a SQL statement counts as a write
- * unless it starts with SELECT. Writes made inside `transaction()` / `transactionSync()` are
- * counted once, when the transaction starts.
+ * transaction of the write that follows. Reads are not wrapped; a SQL string counts as a write
+ * unless it is one statement starting with SELECT (`exec` runs every statement of a string, so
+ * `SELECT …; INSERT …` writes; a `;` inside a SELECT's string literal makes it count as a write
+ * too, which costs only an earlier flush). Writes made inside `transaction()` /
+ * `transactionSync()` are counted once, when the transaction starts.
  *
  * `onDeleteAll(storage, hook)`: in a SQLite-backed object `deleteAll()` drops every table at
  * once, dorpc's with the object's. Each hook runs just before the deletion (after the watch has
@@ -44,7 +46,14 @@ const WRITERS = {
   kv: ["put", "delete"],
 } as const;
 
-const READ = /^\s*select\b/i;
+const SELECT = /^\s*select\b/i;
+/** A `;` with more text after it: the string holds another statement. */
+const MORE = /;\s*\S/;
+
+/** Whether `query` only reads (see the module comment). */
+function reads(query: string): boolean {
+  return SELECT.test(query) && !MORE.test(query);
+}
 
 const watched = new WeakMap<object, StorageWrites>();
 /** Per watched storage: counts a write and runs `before`. */
@@ -78,7 +87,7 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
   for (const name of WRITERS.storage) wrap(storage as unknown as Methods, name);
   if (storage.kv) for (const name of WRITERS.kv) wrap(storage.kv as Methods, name);
   (sql as { exec: Sql["exec"] }).exec = function (this: unknown, query: string, ...bindings: unknown[]) {
-    if (!READ.test(query)) wrote();
+    if (!reads(query)) wrote();
     return exec.call(this, query, ...bindings);
   };
   writers.set(storage, wrote);
