@@ -134,6 +134,17 @@ describe("rows of calls that write nothing", () => {
     expect(await rows(name)).toBe(102);
   });
 
+  it("a storage method taken out in a subclass's constructor (after super()) is watched too: its write writes them first", async () => {
+    const name = uniqueName("patient-bound");
+    using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    await client.increment(); // the tables, the sweep, the session: written now
+    const before = await rows(name);
+    for (let i = 0; i < 3; i++) await client.getValue();
+    expect(await rows(name)).toBe(before); // waiting: flushAfter is a minute
+    await client.putBound("k", 1);
+    expect(await rows(name)).toBe(before + 4); // the three waiting answers, then putBound's own
+  });
+
   it("wait in memory, and any write made through ctx.storage — here by code outside any call, as an alarm would — writes them first", async () => {
     const name = uniqueName("patient");
     using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
