@@ -111,3 +111,41 @@ describe("the rows of calls that wrote nothing", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe("what the record keeps in memory per session", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("an object that stays awake while thousands of short-lived sessions come and go keeps only the recent ones", () => {
+    const sql = nodeSql();
+    const writes = watchWrites({ sql });
+    const records = new DeliveryRecord(writes.sql, resolveDelivery({})!, writes);
+    const memory = (records as unknown as { memory: { size: number } }).memory;
+    let n = 0;
+    /** A new client session: its hello and one recorded call. */
+    const visit = () => {
+      const session = `session${String(n++).padStart(15, "0")}`;
+      records.hello(session, false);
+      records.started(session, 1);
+      records.save(session, 1, "\u001eR[[1,0,1]]", true);
+    };
+    for (let minute = 0; minute < 60; minute++) {
+      for (let i = 0; i < 100; i++) visit();
+      vi.advanceTimersByTime(60_000);
+    }
+    // 6,000 sessions over an hour; the ones of the last ~10–15 minutes are remembered.
+    expect(memory.size).toBeGreaterThan(0);
+    expect(memory.size).toBeLessThanOrEqual(1_500);
+    // A session seen again after being forgotten is recorded as before: its resend is answered.
+    const again = "session000000000000000";
+    records.hello(again, false);
+    records.started(again, 2);
+    records.save(again, 2, "\u001eR[[2,0,2]]", true);
+    records.flush();
+    expect(records.decide(again, 2, 1, true, false)).toEqual({ kind: "replay", frame: "\u001eR[[2,0,2]]" });
+  });
+});

@@ -44,6 +44,7 @@
 import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
+import { SessionMemory } from "./delivery-sessions.js";
 import { Wipes, wipedError } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -93,14 +94,12 @@ export class DeliveryRecord {
   private pendingBytes = 0;
   /** Answers wait that must be written before this turn ends (see `save`'s `inFlush`). */
   private due = false;
-  /** Per session: the call id at which its old batches are next deleted (see `prune`). */
-  private readonly pruneAt = new Map<string, number>();
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
   /** When the rows waiting in memory are written if nothing writes them first. */
   private readonly schedule: FlushSchedule;
-  /** When each session's `last_at` was last written (to write it at most every few minutes). */
-  private readonly touched = new Map<string, number>();
+  /** Per session: when its row was written, when its old answers are pruned (delivery-sessions.ts). */
+  private readonly memory = new SessionMemory();
   /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
   private lastSweep: number | undefined;
   /** The last `deleteAll()` of the object's storage, and the sessions that may be older (delivery-wipe.ts). */
@@ -128,8 +127,7 @@ export class DeliveryRecord {
     const recorded = this.tablesExist();
     return () => {
       this.created = false;
-      this.pruneAt.clear();
-      this.touched.clear();
+      this.memory.clear();
       if (recorded) {
         this.ensure();
         this.wipes.wiped(Date.now());
@@ -247,7 +245,7 @@ export class DeliveryRecord {
       if (inFlush) this.due = true;
       else this.flush();
     } else this.waitOrFlush(now);
-    if (now - (this.touched.get(session) ?? 0) > 300_000) this.touch(session, now);
+    if (this.memory.rowDue(session, now)) this.touch(session, now);
     this.release(session, id);
   }
 
@@ -297,7 +295,7 @@ export class DeliveryRecord {
 
   /** Notes that `session` was seen at `now`: its row is written with the waiting rows. */
   private touch(session: string, now: number): void {
-    this.touched.set(session, now);
+    this.memory.rowWritten(session, now);
     if (!this.writes || this.options.flushAfter === 0) {
       this.writeSession(session, now);
       return;
@@ -346,13 +344,11 @@ export class DeliveryRecord {
 
   /**
    * Deletes `session`'s batches older than its window: at its first write in this instance (an
-   * object that hibernates between calls forgets when it last did), then once every `window / 4`
-   * calls.
+   * object that hibernates between calls forgets when it last did) or after it was idle for
+   * minutes (delivery-sessions.ts), then once every `window / 4` calls.
    */
   private prune(session: string, last: number): void {
-    const at = this.pruneAt.get(session);
-    if (at !== undefined && last < at) return;
-    this.pruneAt.set(session, last + Math.max(1, this.options.window >> 2));
+    if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
 
