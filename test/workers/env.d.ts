@@ -2,6 +2,8 @@
 declare namespace Cloudflare {
   interface Env {
     COUNTER: DurableObjectNamespace<import("./objects.js").Counter>;
+    KV_COUNTER: DurableObjectNamespace<import("./objects.js").KvCounter>;
+    KV_DEFAULTS: DurableObjectNamespace<import("./objects.js").KvDefaults>;
     MY_COUNTER: DurableObjectNamespace<import("./objects.js").MyCounter>;
     WRAPPED: DurableObjectNamespace<import("./objects.js").PlainBase>;
     MANUAL: DurableObjectNamespace<import("./objects.js").Manual>;

@@ -307,3 +307,25 @@ export class PatientCounter extends Counter {
     this.boundPut(key, value);
   }
 }
+
+/** On the key-value storage backend (no SQL), configured as the docs say: no delivery record. */
+export class KvCounter extends RpcDurableObject<Env> {
+  static rpcOptions = { exactlyOnce: false } satisfies RpcServerOptions;
+
+  async increment(by = 1): Promise<number> {
+    const value = ((await this.ctx.storage.get<number>("count")) ?? 0) + by;
+    await this.ctx.storage.put("count", value);
+    return value;
+  }
+
+  /** A route of its own, besides RPC. */
+  override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/plain") return new Response("plain");
+    return super.fetch(request);
+  }
+}
+
+/** On the key-value backend with dorpc's defaults (the delivery record on): what a user meets who missed the docs. */
+export class KvDefaults extends KvCounter {
+  static override rpcOptions = {} satisfies RpcServerOptions;
+}

@@ -10,7 +10,7 @@
 import { routeDORequest, type RouteOptions } from "@dorpc/routing";
 import { REPLACED_HEADER } from "./objects.js";
 
-export { Counter, LiveCounter, Manual, MyCounter, PatientCounter, Wrapped } from "./objects.js";
+export { Counter, KvCounter, KvDefaults, LiveCounter, Manual, MyCounter, PatientCounter, Wrapped } from "./objects.js";
 export { Composer } from "./compose-objects.js";
 export { Room } from "./push-objects.js";
 export { StrictVault, Unchecked, Vault } from "./schema-objects.js";

@@ -49,7 +49,7 @@ import { Wipes, wipedError } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
-import { type Sql, storageOf } from "./sql.js";
+import { type Sql, sqlOf, storageOf } from "./sql.js";
 import { type StorageWrites, watchWrites } from "./storage-writes.js";
 
 /** What to do with an incoming call, before it runs. */
@@ -390,7 +390,7 @@ export function deliveryOf(target: object, options: ResolvedDelivery | undefined
   let record = records.get(target);
   if (record === undefined) {
     const storage = storageOf(target);
-    if (storage?.sql) {
+    if (storage && sqlOf(target)) {
       // The storage object itself: its own methods (put, setAlarm, …) are watched too.
       const writes = watchWrites(storage as { sql: Sql; kv?: object });
       record = new DeliveryRecord(writes.sql, options, writes);

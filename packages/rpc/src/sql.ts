@@ -29,7 +29,32 @@ export function storageOf(target: object): ObjectStorage | undefined {
   return (target as { ctx?: { storage?: ObjectStorage } }).ctx?.storage;
 }
 
-/** The SQL storage of a Durable Object instance, if it has one (SQLite-backed classes). */
+/** Per `ctx.storage.sql` object: whether it runs statements (see `sqlOf`). */
+const enabled = new WeakMap<object, boolean>();
+
+/**
+ * The SQL storage of a Durable Object instance, if it has one (SQLite-backed classes). An object
+ * on the key-value backend has a `ctx.storage.sql` too, whose every statement throws ("SQL is not
+ * enabled for this Durable Object class"): it is tried once per instance, with a statement that
+ * reads no row.
+ */
 export function sqlOf(target: object): Sql | undefined {
-  return storageOf(target)?.sql;
+  let sql: Sql | undefined;
+  try {
+    sql = storageOf(target)?.sql;
+  } catch {
+    return undefined;
+  }
+  if (!sql) return undefined;
+  let works = enabled.get(sql);
+  if (works === undefined) {
+    try {
+      sql.exec("SELECT 1");
+      works = true;
+    } catch {
+      works = false;
+    }
+    enabled.set(sql, works);
+  }
+  return works ? sql : undefined;
 }
