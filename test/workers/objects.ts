@@ -310,7 +310,7 @@ export class PatientCounter extends Counter {
 
 /** On the key-value storage backend (no SQL), configured as the docs say: no delivery record. */
 export class KvCounter extends RpcDurableObject<Env> {
-  static rpcOptions = { exactlyOnce: false } satisfies RpcServerOptions;
+  static rpcOptions: RpcServerOptions = { exactlyOnce: false };
 
   async increment(by = 1): Promise<number> {
     const value = ((await this.ctx.storage.get<number>("count")) ?? 0) + by;
@@ -327,5 +327,5 @@ export class KvCounter extends RpcDurableObject<Env> {
 
 /** On the key-value backend with dorpc's defaults (the delivery record on): what a user meets who missed the docs. */
 export class KvDefaults extends KvCounter {
-  static override rpcOptions = {} satisfies RpcServerOptions;
+  static override rpcOptions: RpcServerOptions = {};
 }
