@@ -192,7 +192,7 @@ describe("when the record is written, against the reply", () => {
     expect(t.service.runsOf("increment")).toBe(2);
   });
 
-  it("the next storage write writes the waiting rows first, in the same turn (so in the same transaction)", async () => {
+  it("the next storage write: the waiting rows are written with the writing call's answer, one batch row, in the same turn (so in the same transaction)", async () => {
     using t = setup({}, NEVER);
     await t.client.increment();
     await t.client.increment();
@@ -210,9 +210,9 @@ describe("when the record is written, against the reply", () => {
             ? "session"
             : entry.query.split(" (")[0],
       );
-    // The session's row and both waiting answers (one batch row), then store's own writes, then
-    // store's answer (it wrote, so it is not kept waiting).
-    expect(order).toEqual(["session", "answers: 2", "CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "answers: 1"]);
+    // store's own writes, then the session's row and the two waiting answers with store's own
+    // (it wrote, so it is not kept waiting) as one batch row, all before store's turn ends.
+    expect(order).toEqual(["CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "session", "answers: 3"]);
   });
 
   it("a method that wrote storage: its row is written in the turn of its reply, just after it (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {
@@ -349,17 +349,32 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     expect(records.hello("CCCCCCCCCCCCCCCCCCCCCC", true)).toBe(false); // no age said: as before
   });
 
-  it("a session's row is written before any commit that includes its calls' effects", () => {
+  it("a session's row is written with any write that could commit its calls' effects: in the same run of JavaScript", async () => {
     const sql = nodeSql();
     const writes = watchWrites({ sql });
     const records = new DeliveryRecord(writes.sql, resolveDelivery({ flushAfter: 60_000 })!, writes);
+    const sessionRow = () => sql.statements.some((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)"));
     records.hello(sessionA, false);
-    expect(sql.statements.some((q) => q.startsWith("INSERT INTO _dorpc_sessions"))).toBe(false);
-    sql.exec("CREATE TABLE mine (n INTEGER)"); // the object's own write (watched): the record's rows go first
-    const firstOwn = sql.statements.findIndex((q) => q.startsWith("CREATE TABLE mine"));
+    expect(sessionRow()).toBe(false);
+    sql.exec("CREATE TABLE mine (n INTEGER)"); // the object's own write (watched), outside any call
+    await Promise.resolve(); // microtasks run before the turn ends, so before its implicit transaction commits
+    expect(sessionRow()).toBe(true);
+  });
+
+  it("before a transaction the object opens itself, the waiting rows are written at once (inside it they would roll back with it)", () => {
+    const sql = nodeSql();
+    const storage = { sql, transactionSync: <T>(fn: () => T): T => fn() };
+    const writes = watchWrites(storage);
+    const records = new DeliveryRecord(writes.sql, resolveDelivery({ flushAfter: 60_000 })!, writes);
+    records.hello(sessionA, false);
+    let inside = -1;
+    storage.transactionSync(() => {
+      inside = sql.statements.length;
+      sql.exec("CREATE TABLE mine (n INTEGER)");
+    });
     const session = sql.statements.findIndex((q) => q.startsWith("INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?)"));
     expect(session).toBeGreaterThanOrEqual(0);
-    expect(session).toBeLessThan(firstOwn);
+    expect(session).toBeLessThan(inside);
   });
 
   it("sweeps at most once an hour per object, across restarts (an object that wakes often does not scan each time)", () => {
@@ -454,8 +469,8 @@ describe("what the record refuses", () => {
   it("answers waiting in memory are written as one batch row per session, bounded by the window", async () => {
     using t = setup({}, { window: 16, flushAfter: 60_000 });
     for (let i = 0; i < 100; i++) await t.client.increment();
-    await t.client.store(1); // writes the waiting answers, then store's own
-    expect([callRows(t.sql), batchRows(t.sql)]).toEqual([101, 2]);
+    await t.client.store(1); // its write has the waiting answers written with its own, one batch row
+    expect([callRows(t.sql), batchRows(t.sql)]).toEqual([101, 1]);
     for (let i = 0; i < 40; i++) await t.client.store(1); // one row each; the old ones are pruned
     const kept = t.sql.exec("SELECT first, last FROM _dorpc_replies ORDER BY last").toArray();
     expect(kept.length).toBeLessThanOrEqual(16 + 4);

@@ -175,8 +175,14 @@ export async function startWranglerDev(options: StartOptions = {}): Promise<Wran
       throw new Error(`wrangler dev exited early (code ${child.exitCode}). Output:\n${log.slice(-4000)}`);
     }
     try {
-      const response = await fetch(`${baseUrl}/__ready`, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer();
+      // One deadline for the answer and its body: a body that never ends must not hang the start.
+      const signal = AbortSignal.timeout(2_000);
+      const probe = (async () => {
+        const response = await fetch(`${baseUrl}/__ready`, { signal });
+        await response.arrayBuffer();
+      })();
+      probe.catch(() => undefined); // when the race is lost, its own failure is not news
+      await Promise.race([probe, new Promise<never>((_, fail) => signal.addEventListener("abort", () => fail(signal.reason)))]);
       break;
     } catch {
       // not listening yet

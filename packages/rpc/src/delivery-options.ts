@@ -18,7 +18,7 @@ export interface DeliveryOptions {
    * The row of a call during which the object's storage was not written (a read, an empty call, a
    * change to memory only) waits in memory until the object has answered no recorded call for this
    * long (ms) — at most one second (or this, if longer) under unbroken traffic, or until the next
-   * storage write, which writes it first, in the same transaction — so such calls share one
+   * storage write, which has it written in the same transaction — so such calls share one
    * storage commit instead of paying one each, and the commit falls where no reply waits for it.
    * 0 writes every row in the turn of its reply. Default 10.
    */

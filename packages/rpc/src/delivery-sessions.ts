@@ -1,5 +1,9 @@
 /**
- * What the delivery record (delivery.ts) keeps in memory per client session, and for how long:
+ * How long the delivery record (delivery.ts) keeps what it knows of a client session.
+ *
+ * In storage (`SessionSweep`): a session idle for `maxAge` is deleted with its answers.
+ *
+ * In memory (`SessionMemory`), per session:
  *  - when the session's row (`_dorpc_sessions.last_at`) was last written, so that a busy session
  *    writes it at most every `ROW_EVERY` ms;
  *  - the call id at which its old answers are next pruned (every `window / 4` calls).
@@ -12,6 +16,43 @@
  *
  * Internal module.
  */
+import type { Sql } from "./sql.js";
+
+/** Sessions idle for `maxAge` are looked for at most this often per object (ms). */
+const SWEEP_EVERY = 3_600_000;
+
+/**
+ * Forgets sessions idle longer than `maxAge`, at most once an hour per object — across restarts
+ * too: the time of the last sweep is kept as the `last_at` of the session row named "" (no
+ * session id is empty), so an object that hibernates often does not scan on every wake. Run when
+ * the record writes (its writes share that commit), never in a hello.
+ */
+export class SessionSweep {
+  /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
+  private last: number | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly maxAge: number,
+  ) {}
+
+  /** Sweeps when due. `tables`: whether the record's tables exist (so there is a last sweep to read). */
+  run(now: number, tables: () => boolean): void {
+    if (this.last === undefined) {
+      const row = tables() ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ''").toArray()[0] : undefined;
+      this.last = row ? (row.last_at as number) : 0;
+    }
+    if (now - this.last < SWEEP_EVERY) return;
+    this.last = now;
+    this.sql.exec(
+      "INSERT INTO _dorpc_sessions (session, last_at) VALUES ('', ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
+      now,
+    );
+    const cutoff = now - this.maxAge;
+    this.sql.exec("DELETE FROM _dorpc_replies WHERE session IN (SELECT session FROM _dorpc_sessions WHERE last_at < ?)", cutoff);
+    this.sql.exec("DELETE FROM _dorpc_sessions WHERE last_at < ?", cutoff);
+  }
+}
 
 /** A session's row is written again when it was last written longer ago than this (ms). */
 const ROW_EVERY = 300_000;

@@ -24,7 +24,8 @@
  * (by it or by anything else) has its row written at once, in the same turn as its reply, so in
  * the implicit transaction of those writes. A call during which nothing was written — a read, an
  * empty call, a change to memory only — has its row kept in memory and written by the next write
- * made through `ctx.storage` (before it, in the same transaction: storage-writes.ts), or when
+ * made through `ctx.storage` (in the same transaction, with the writing call's own answer when it
+ * answers in the same run: `objectWrites`), or when
  * `FLUSH_ROWS` rows or `FLUSH_BYTES` of answers wait, or once the object has been quiet for
  * `exactlyOnce.flushAfter` ms (default 10; at most a second under unbroken traffic:
  * delivery-schedule.ts says when and why) — whichever comes first. Either way no storage commit
@@ -44,7 +45,7 @@
 import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
-import { SessionMemory } from "./delivery-sessions.js";
+import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { Wipes, wipedError } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -61,8 +62,6 @@ export type Decision =
 
 const RUN_RECORDED: Decision = { kind: "run", record: true };
 const RUN_UNRECORDED: Decision = { kind: "run", record: false };
-
-const SWEEP_EVERY = 3_600_000;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
 const FLUSH_ROWS = 4096;
@@ -94,14 +93,16 @@ export class DeliveryRecord {
   private pendingBytes = 0;
   /** Answers wait that must be written before this turn ends (see `save`'s `inFlush`). */
   private due = false;
+  /** A microtask will write the waiting rows (see `objectWrites`). */
+  private flushQueued = false;
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
   /** When the rows waiting in memory are written if nothing writes them first. */
   private readonly schedule: FlushSchedule;
   /** Per session: when its row was written, when its old answers are pruned (delivery-sessions.ts). */
   private readonly memory = new SessionMemory();
-  /** When the record was last swept, read from storage once per instance (`undefined`: not read yet). */
-  private lastSweep: number | undefined;
+  /** Forgets sessions idle for `maxAge` (delivery-sessions.ts). */
+  private readonly sweep: SessionSweep;
   /** The last `deleteAll()` of the object's storage, and the sessions that may be older (delivery-wipe.ts). */
   private readonly wipes: Wipes;
 
@@ -116,9 +117,28 @@ export class DeliveryRecord {
   ) {
     this.schedule = new FlushSchedule(options.flushAfter, () => this.flushLater());
     this.wipes = new Wipes(sql, options.maxAge);
+    this.sweep = new SessionSweep(sql, options.maxAge);
     if (writes) {
-      writes.before = () => this.flush();
+      writes.before = (transaction) => this.objectWrites(transaction);
       writes.onDeleteAll(() => this.wiping());
+    }
+  }
+
+  /**
+   * The object is about to write its storage, and the rows waiting in memory must commit with
+   * that write. They are written before this run of JavaScript ends, so before the turn's implicit
+   * transaction commits: with the answer of the call that writes, as one batch row, when it
+   * answers in the same run (a synchronous method does), else by a microtask queued now. Before a
+   * transaction the object opens itself they are written at once: inside it they would roll back
+   * with it.
+   */
+  private objectWrites(transaction: boolean): void {
+    if (transaction) this.flush();
+    else if (!this.flushQueued && (this.pending.length > 0 || this.sessions.size > 0)) {
+      this.flushQueued = true;
+      queueMicrotask(() => {
+        if (this.flushQueued) this.flushLater();
+      });
     }
   }
 
@@ -266,6 +286,7 @@ export class DeliveryRecord {
   /** Writes every row kept in memory (before a storage write, a resend's lookup, or on the timer). */
   flush(): void {
     this.due = false;
+    this.flushQueued = false;
     for (const [session, calls] of this.running) if (calls.size === 0) this.running.delete(session);
     this.schedule.cancel();
     if (this.sessions.size > 0) {
@@ -324,7 +345,7 @@ export class DeliveryRecord {
   /** Every write of the record starts here: the tables, then the sweep when one is due. */
   private beforeWrite(): void {
     this.ensure();
-    this.sweep(Date.now());
+    this.sweep.run(Date.now(), () => this.tablesExist());
   }
 
   private writeSession(session: string, lastAt: number): void {
@@ -350,28 +371,6 @@ export class DeliveryRecord {
   private prune(session: string, last: number): void {
     if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
-  }
-
-  /**
-   * Forgets sessions idle longer than `maxAge`, at most once an hour per object — across
-   * restarts too: the time of the last sweep is kept as the `last_at` of the session row named
-   * "" (no session id is empty), so an object that hibernates often does not scan on every wake.
-   * Runs when the record writes (its writes share that commit), never in a hello.
-   */
-  private sweep(now: number): void {
-    if (this.lastSweep === undefined) {
-      const row = this.tablesExist() ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ''").toArray()[0] : undefined;
-      this.lastSweep = row ? (row.last_at as number) : 0;
-    }
-    if (now - this.lastSweep < SWEEP_EVERY) return;
-    this.lastSweep = now;
-    this.sql.exec(
-      "INSERT INTO _dorpc_sessions (session, last_at) VALUES ('', ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
-      now,
-    );
-    const cutoff = now - this.options.maxAge;
-    this.sql.exec("DELETE FROM _dorpc_replies WHERE session IN (SELECT session FROM _dorpc_sessions WHERE last_at < ?)", cutoff);
-    this.sql.exec("DELETE FROM _dorpc_sessions WHERE last_at < ?", cutoff);
   }
 }
 

@@ -6,8 +6,8 @@
  *
  * `watchWrites(storage)` replaces, on that storage object and its `kv` and `sql` objects (each is
  * one object for the life of the instance), every method that writes with a wrapper that counts
- * the write and first runs `before` — the record's flush, whose rows then join the implicit
- * transaction of the write that follows. Reads are not wrapped; a SQL string counts as a write
+ * the write and first runs `before` — where the record sees to it that its waiting rows join the
+ * implicit transaction of that write (delivery.ts, `objectWrites`). Reads are not wrapped; a SQL string counts as a write
  * unless it is one statement starting with SELECT (`exec` runs every statement of a string, so
  * `SELECT …; INSERT …` writes; a `;` inside a SELECT's string literal makes it count as a write
  * too, which costs only an earlier flush). Writes made inside `transaction()` /
@@ -27,8 +27,8 @@ import type { Sql } from "./sql.js";
 export interface StorageWrites {
   /** Writes made through the watched storage since it was watched. */
   readonly count: number;
-  /** Runs before each of them. */
-  before: (() => void) | undefined;
+  /** Runs before each of them; `transaction`: the write is a transaction the object opens (`transaction()`, `transactionSync()`). */
+  before: ((transaction: boolean) => void) | undefined;
   /** The storage's SQL, unwatched: dorpc's own rows do not count as the object's writes. */
   readonly sql: Sql;
   /** `onDeleteAll` on the watched storage. */
@@ -57,7 +57,7 @@ function reads(query: string): boolean {
 
 const watched = new WeakMap<object, StorageWrites>();
 /** Per watched storage: counts a write and runs `before`. */
-const writers = new WeakMap<object, () => void>();
+const writers = new WeakMap<object, (transaction?: boolean) => void>();
 const wipeHooks = new WeakMap<object, Set<WipeHook>>();
 
 /** Watches `storage` (once per object; later calls return the same watch). */
@@ -72,15 +72,16 @@ export function watchWrites(storage: { sql: Sql; kv?: object }): StorageWrites {
     sql: { exec: (query: string, ...bindings: unknown[]) => exec.call(sql, query, ...bindings) },
     onDeleteAll: (hook) => onDeleteAll(storage, hook),
   };
-  const wrote = () => {
+  const wrote = (transaction = false) => {
     watch.count++;
-    watch.before?.();
+    watch.before?.(transaction);
   };
   const wrap = (target: Methods, name: string) => {
     const original = target[name];
     if (typeof original !== "function") return;
+    const transaction = name === "transaction" || name === "transactionSync";
     target[name] = function (this: unknown, ...args: unknown[]) {
-      wrote();
+      wrote(transaction);
       return original.apply(this, args);
     };
   };
@@ -111,7 +112,7 @@ function wipeHooksOf(storage: object): Set<WipeHook> {
   const original = (storage as Methods).deleteAll;
   if (typeof original === "function") {
     (storage as Methods).deleteAll = function (this: unknown, ...args: unknown[]) {
-      writers.get(storage)?.();
+      writers.get(storage)?.(true); // the waiting rows now: after the deletion there is nothing to join
       const after = [...all].map((hook) => hook());
       const result = original.apply(this, args);
       for (const done of after) done();
