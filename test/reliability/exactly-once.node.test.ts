@@ -25,6 +25,10 @@ class Ledger extends Service {
     this.storage!.exec("INSERT INTO kept VALUES (?)", n);
     return n;
   }
+  /** `store`, from an `async` method that does no I/O: it answers a few microtasks after its write. */
+  async storeSoon(n: number): Promise<number> {
+    return this.store(n);
+  }
   /** A read: its resends run again, and it writes no record. */
   peek = rpcMethod({ readOnly: true }, () => {
     this.runs.set("peek", (this.runs.get("peek") ?? 0) + 1);
@@ -213,6 +217,16 @@ describe("when the record is written, against the reply", () => {
     // store's own writes, then the session's row and the two waiting answers with store's own
     // (it wrote, so it is not kept waiting) as one batch row, all before store's turn ends.
     expect(order).toEqual(["CREATE TABLE IF NOT EXISTS kept", "INSERT INTO kept VALUES", "session", "answers: 3"]);
+  });
+
+  it("an async method that writes and does no I/O after it takes the waiting rows into its row too", async () => {
+    using t = setup({}, NEVER);
+    await t.client.increment();
+    await t.client.increment();
+    const rows = batchRows(t.sql);
+    expect(await t.client.storeSoon(7)).toBe(7);
+    expect(batchRows(t.sql) - rows).toBe(1);
+    expect(callRows(t.sql)).toBe(3);
   });
 
   it("a method that wrote storage: its row is written in the turn of its reply, just after it (in workerd the gate holds the reply for the method's writes, and the row joins their transaction)", async () => {

@@ -134,6 +134,22 @@ describe("rows of calls that write nothing", () => {
     expect(await rows(name)).toBe(102);
   });
 
+  it("an async method that writes and does no I/O after it also takes them into its own row: 1 row written", async () => {
+    const name = uniqueName("patient-async");
+    const read = await tally(name, env.PATIENT_COUNTER);
+    using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    await client.increment();
+    const before = await read();
+    for (let i = 0; i < 10; i++) await client.getValue();
+    expect(await client.incrementSoon()).toBe(2);
+    const after = await read();
+    expect({ statements: after.statements - before.statements, rowsWritten: after.rowsWritten - before.rowsWritten }).toEqual({
+      statements: 1,
+      rowsWritten: 1,
+    });
+    expect(await rows(name)).toBe(12);
+  });
+
   it("a storage method taken out in a subclass's constructor (after super()) is watched too: its write writes them first", async () => {
     const name = uniqueName("patient-bound");
     using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);

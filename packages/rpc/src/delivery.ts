@@ -40,7 +40,7 @@
  * is not older than `maxAge` (the client says how old it is in its hello) runs again instead of
  * being refused as EXPIRED, exactly like a resend of a call whose row was still waiting.
  *
- * Internal module (workerd only: `ctx.storage.sql`).
+ * Internal module (workerd, and Node tests over `node:sqlite`; delivery-binding.ts binds it to an object).
  */
 import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
@@ -50,8 +50,8 @@ import { Wipes, wipedError } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
-import { type Sql, sqlOf, storageOf } from "./sql.js";
-import { type StorageWrites, watchWrites } from "./storage-writes.js";
+import type { Sql } from "./sql.js";
+import type { StorageWrites } from "./storage-writes.js";
 
 /** What to do with an incoming call, before it runs. */
 export type Decision =
@@ -62,6 +62,13 @@ export type Decision =
 
 const RUN_RECORDED: Decision = { kind: "run", record: true };
 const RUN_UNRECORDED: Decision = { kind: "run", record: false };
+
+/**
+ * Microtask hops the waiting rows wait at most, after a storage write, for the call that wrote
+ * to answer and take them into its row: an `async` method that resolves without I/O answers
+ * within a few. Every hop is a microtask, so all of them run before the turn's commit.
+ */
+const MERGE_HOPS = 8;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
 const FLUSH_ROWS = 4096;
@@ -128,7 +135,8 @@ export class DeliveryRecord {
    * The object is about to write its storage, and the rows waiting in memory must commit with
    * that write. They are written before this run of JavaScript ends, so before the turn's implicit
    * transaction commits: with the answer of the call that writes, as one batch row, when it
-   * answers in the same run (a synchronous method does), else by a microtask queued now. Before a
+   * answers in the same run (a synchronous method does, an `async` one that does no I/O after the
+   * write too), else by a microtask queued now (`MERGE_HOPS`). Before a
    * transaction the object opens itself they are written at once: inside it they would roll back
    * with it.
    */
@@ -136,10 +144,24 @@ export class DeliveryRecord {
     if (transaction) this.flush();
     else if (!this.flushQueued && (this.pending.length > 0 || this.sessions.size > 0)) {
       this.flushQueued = true;
-      queueMicrotask(() => {
-        if (this.flushQueued) this.flushLater();
-      });
+      this.queueFlush(MERGE_HOPS);
     }
+  }
+
+  /** Writes the waiting rows in a microtask: up to `hops` later while a call that wrote has not answered. */
+  private queueFlush(hops: number): void {
+    queueMicrotask(() => {
+      if (!this.flushQueued) return; // written already, with an answer
+      if (hops > 0 && this.writerRunning()) this.queueFlush(hops - 1);
+      else this.flushLater();
+    });
+  }
+
+  /** Whether a recorded call admitted before the latest storage write is still running. */
+  private writerRunning(): boolean {
+    const count = this.writes?.count ?? 0;
+    for (const calls of this.running.values()) for (const call of calls.values()) if (call.mark !== count) return true;
+    return false;
   }
 
   /** The object's `deleteAll()` is about to take the record's tables too (delivery-wipe.ts). */
@@ -379,22 +401,4 @@ function expired(id: number): RpcError {
     "EXPIRED",
     `Call ${id} was resent after its delivery record expired, so whether it ran cannot be known; it was not run again.`,
   );
-}
-
-const records = new WeakMap<object, DeliveryRecord | null>();
-
-/** The delivery record of `target`, or `undefined` when it has no SQLite storage or it is off. */
-export function deliveryOf(target: object, options: ResolvedDelivery | undefined): DeliveryRecord | undefined {
-  if (!options) return undefined;
-  let record = records.get(target);
-  if (record === undefined) {
-    const storage = storageOf(target);
-    if (storage && sqlOf(target)) {
-      // The storage object itself: its own methods (put, setAlarm, …) are watched too.
-      const writes = watchWrites(storage as { sql: Sql; kv?: object });
-      record = new DeliveryRecord(writes.sql, options, writes);
-    } else record = null;
-    records.set(target, record);
-  }
-  return record ?? undefined;
 }

@@ -39,7 +39,7 @@ import {
   toAttachable,
   writeAttachment,
 } from "./socket-state.js";
-import { deliveryOf } from "./delivery.js";
+import { deliveryOf } from "./delivery-binding.js";
 import { handleBatch, type HttpChannel } from "./http-batch.js";
 import { publish, topicSystem, watchTopicLog } from "./topics.js";
 
