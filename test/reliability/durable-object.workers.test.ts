@@ -3,34 +3,12 @@
  * ctx.abort() mid-call), a throwing constructor, ordering across awaits, and the heartbeat
  * auto-response. Each test uses its own Durable Object instance of `Reliable` (worker.ts).
  */
-import { rpcConnection, RpcError, withCallOptions } from "@dorpc/rpc";
+import { rpcConnection, type RpcError, withCallOptions } from "@dorpc/rpc";
 import { abortAllDurableObjects, env, evictDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { go, rpcFailure } from "./outcomes.js";
 import { connect, unique } from "./upgrade.js";
 import { brokenConstructors, type Reliable } from "./worker.js";
-
-async function failure(promise: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
-
-async function rpcFailure(promise: PromiseLike<unknown>, code: RpcError["code"]): Promise<RpcError> {
-  const error = await failure(promise);
-  expect(error, String(error)).toBeInstanceOf(RpcError);
-  expect((error as RpcError).code, (error as RpcError).message).toBe(code);
-  return error as RpcError;
-}
-
-/** Sends a (lazy) chain now; the result may be awaited later without an unhandled rejection. */
-function go<T>(chain: PromiseLike<T>): Promise<T> {
-  const sent = Promise.resolve(chain.then((value) => value));
-  sent.catch(() => {});
-  return sent;
-}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

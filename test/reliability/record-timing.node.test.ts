@@ -34,14 +34,15 @@ function record(flushAfter?: number) {
   return { sql, records, answer, written: () => answersWritten(sql) };
 }
 
-describe("the rows of calls that wrote nothing", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+// Every test here runs on a fake clock.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+describe("the rows of calls that wrote nothing", () => {
   it("are written once no recorded call has answered for flushAfter ms (default 10), not flushAfter ms after the first", () => {
     const t = record();
     t.answer(); // t = 0
@@ -114,13 +115,6 @@ describe("the rows of calls that wrote nothing", () => {
 });
 
 describe("what the record keeps in memory per session", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it("an object that stays awake while thousands of short-lived sessions come and go keeps only the recent ones", () => {
     const sql = nodeSql();
     const writes = watchWrites({ sql });

@@ -4,30 +4,12 @@
  * and be recorded again, and a call answered before the wipe must not run again on the wiped
  * state when its client resends it.
  */
-import { createRpcClient, RpcError, type RpcClient, type RpcTransport, type TransportFactory, type TransportHandler } from "@dorpc/rpc";
+import { createRpcClient, type RpcClient, type RpcTransport, type TransportFactory, type TransportHandler } from "@dorpc/rpc";
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { go, rpcFailure } from "./outcomes.js";
 import { connect, unique, upgrade } from "./upgrade.js";
 import type { Reliable } from "./worker.js";
-
-/** Sends a call now; its result may be awaited later without an unhandled rejection. */
-function go<T>(chain: PromiseLike<T>): Promise<T> {
-  const sent = Promise.resolve(chain.then((value) => value));
-  sent.catch(() => {});
-  return sent;
-}
-
-async function rpcFailure(promise: PromiseLike<unknown>, code: RpcError["code"]): Promise<RpcError> {
-  let error: unknown;
-  try {
-    await promise;
-  } catch (caught) {
-    error = caught;
-  }
-  expect(error, String(error)).toBeInstanceOf(RpcError);
-  expect((error as RpcError).code, (error as RpcError).message).toBe(code);
-  return error as RpcError;
-}
 
 /** A client whose reconnects wait until `release()`: the test decides what happens in between. */
 function gatedClient(instance: string) {
