@@ -123,6 +123,9 @@ const DEFAULT_TIMEOUT = 30_000;
 /** Symbol-keyed handle on the session behind a client; see {@link getRpcSession}. */
 const SESSION = Symbol("dorpc.session");
 
+/** A path segment URLs resolve away ("." and "..", in any case of their %2E spelling as well). */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
 /**
  * A typed client for the Durable Object `instance` of the namespace bound as `binding`.
  * Connects lazily on the first call. `T` is the Durable Object class or its instance type.
@@ -133,11 +136,21 @@ const SESSION = Symbol("dorpc.session");
  * ```
  */
 export function createRpcClient<T>(binding: string, instance: string, options: RpcClientOptions<T> = {}): RpcClient<T> {
-  if (typeof binding !== "string" || binding === "" || binding.includes("/")) {
-    throw new RpcError("BAD_OPTION", `binding must be a non-empty string without "/", got ${JSON.stringify(binding)}.`);
+  if (typeof binding !== "string" || binding === "" || binding.includes("/") || DOT_SEGMENT.test(binding)) {
+    throw new RpcError(
+      "BAD_OPTION",
+      `binding must be a non-empty string without "/", and not "." or "..", got ${JSON.stringify(binding)}.`,
+    );
   }
   if (typeof instance !== "string" || instance === "") {
     throw new RpcError("BAD_OPTION", `instance must be a non-empty string, got ${JSON.stringify(instance)}.`);
+  }
+  if (DOT_SEGMENT.test(instance)) {
+    // URLs resolve a "." or ".." segment away (encoded as %2E too): the request would reach another path.
+    throw new RpcError(
+      "BAD_OPTION",
+      `instance ${JSON.stringify(instance)} cannot be a URL path segment: URLs resolve it away. Choose another name.`,
+    );
   }
   const timeout = options.timeout ?? DEFAULT_TIMEOUT;
   if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
