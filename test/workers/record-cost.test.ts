@@ -150,7 +150,7 @@ describe("rows of calls that write nothing", () => {
     expect(await rows(name)).toBe(12);
   });
 
-  it("a storage method taken out in a subclass's constructor (after super()) is watched too: its write writes them first", async () => {
+  it("a storage method taken out in a subclass's constructor (after super()) is watched too: its write has them written with it", async () => {
     const name = uniqueName("patient-bound");
     using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
     await client.increment(); // the tables, the sweep, the session: written now
@@ -161,7 +161,7 @@ describe("rows of calls that write nothing", () => {
     expect(await rows(name)).toBe(before + 4); // the three waiting answers, then putBound's own
   });
 
-  it("wait in memory, and any write made through ctx.storage — here by code outside any call, as an alarm would — writes them first", async () => {
+  it("wait in memory, and any write made through ctx.storage — here by code outside any call, as an alarm would — has them written in its transaction", async () => {
     const name = uniqueName("patient");
     using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
     await client.getValue();
@@ -174,7 +174,7 @@ describe("rows of calls that write nothing", () => {
     expect(await rows(name)).toBe(3);
   });
 
-  it("every kind of write writes them first: KV, the async API, SQL (a SELECT does not), alarms", async () => {
+  it("every kind of write has them written in its transaction: KV, the async API, SQL (a SELECT does not), alarms", async () => {
     const writes: [string, (storage: DurableObjectStorage) => unknown][] = [
       ["kv.delete", (s) => s.kv.delete("nothing")],
       ["put", (s) => s.put("k", 1)],
