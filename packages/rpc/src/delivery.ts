@@ -104,7 +104,7 @@ export class DeliveryRecord {
   private flushQueued = false;
   /** Session rows not written yet: session → the `last_at` to write. */
   private readonly sessions = new Map<string, number>();
-  /** When the rows waiting in memory are written if nothing writes them first. */
+  /** When the rows waiting in memory are written if no storage write takes them first. */
   private readonly schedule: FlushSchedule;
   /** Per session: when its row was written, when its old answers are pruned (delivery-sessions.ts). */
   private readonly memory = new SessionMemory();
@@ -209,7 +209,7 @@ export class DeliveryRecord {
    * `age`: how long ago the client's session began, in ms by the client's clock (sent with a
    * resending hello). A session younger than `maxAge` cannot have been swept (it was last seen
    * after it began), so if the object does not know it, its row never reached a commit, and
-   * neither did anything its calls did (every write commits the waiting rows first). A tenth of
+   * neither did anything its calls did (every write commits the waiting rows with it). A tenth of
    * `maxAge` is kept as margin for the two clocks.
    */
   hello(session: string, resending: boolean, age?: number): boolean {

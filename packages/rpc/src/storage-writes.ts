@@ -7,8 +7,9 @@
  * `watchWrites(storage)` replaces, on that storage object and its `kv` and `sql` objects (each is
  * one object for the life of the instance), every method that writes with a wrapper that counts
  * the write and first runs `before` — where the record sees to it that its waiting rows join the
- * implicit transaction of that write (delivery.ts, `objectWrites`). Reads are not wrapped; a SQL string counts as a write
- * unless it is one statement starting with SELECT (`exec` runs every statement of a string, so
+ * implicit transaction of that write (delivery.ts, `objectWrites`). Reads are not wrapped; a SQL
+ * string counts as a write unless it is one statement starting with SELECT (`exec` runs every
+ * statement of a string, so
  * `SELECT …; INSERT …` writes; a `;` inside a SELECT's string literal makes it count as a write
  * too, which costs only an earlier flush). Writes made inside `transaction()` /
  * `transactionSync()` are counted once, when the transaction starts.
