@@ -503,6 +503,85 @@ describe("allowedOrigins", () => {
   });
 });
 
+describe("HTTP batches across origins", () => {
+  /** From the page on localhost: one increment() over httpTransport() with `?cors=…`, then the count the page's own origin reads. */
+  async function crossOriginIncrement(cors: "on" | "narrow" | "off", label: string, loseFirstAnswer = false) {
+    const foreign = `http://localhost:${new URL(dev.baseUrl).port}`;
+    const [{ page }, own] = await Promise.all([openClientPage(foreign), openClientPage()]);
+    const instance = freshInstance(label);
+    const result = await page.evaluate(
+      async (instance, baseUrl, cors, loseFirstAnswer) => {
+        const { createRpcClient, httpTransport, rpcConnection } = window.dorpc;
+        let lose = loseFirstAnswer;
+        // The page's fetch, or one whose first answer is lost on the way back (after the object ran the call).
+        const fetch = async (url: string, init: RequestInit) => {
+          const response = await window.fetch(url, init);
+          if (!lose) return response;
+          lose = false;
+          await response.arrayBuffer();
+          throw new TypeError("Failed to fetch");
+        };
+        // A timeout far beyond how long the refusal takes: resending until it would fail the test's own timeout.
+        const client = createRpcClient<ProbeApi>("PROBE", instance, {
+          baseUrl,
+          query: { cors },
+          transport: httpTransport({ fetch }),
+          timeout: 60_000,
+        });
+        try {
+          return { value: await client.increment() };
+        } catch (error) {
+          return { code: (error as { code?: string }).code, message: (error as Error).message };
+        } finally {
+          rpcConnection(client).close();
+        }
+      },
+      instance,
+      dev.baseUrl,
+      cors,
+      loseFirstAnswer,
+    );
+    const count = await own.page.evaluate(async (instance) => {
+      const client = window.dorpc.createRpcClient<ProbeApi>("PROBE", instance);
+      try {
+        return await client.getValue();
+      } finally {
+        window.dorpc.rpcConnection(client).close();
+      }
+    }, instance);
+    await Promise.all([page.close(), own.page.close()]);
+    return { foreign, result, count };
+  }
+
+  it("with the router's cors allowing the page's origin, a page on another origin calls the object over HTTP", async () => {
+    const { result, count } = await crossOriginIncrement("on", "cors-allowed");
+    expect(result).toEqual({ value: 1 });
+    expect(count).toBe(1);
+  });
+
+  it("there, a first answer lost on the way back is still a lost answer (CORS lets the request through): resent, and the call runs once", async () => {
+    const { result, count } = await crossOriginIncrement("on", "cors-lost", true);
+    expect(result).toEqual({ value: 1 });
+    expect(count).toBe(1);
+  });
+
+  it("without cors for the page's origin, the browser's refusal fails the call at once with CONNECT_FAILED naming the cors option — not resent until the timeout — and nothing ran", async () => {
+    const { foreign, result, count } = await crossOriginIncrement("off", "cors-refused");
+    expect(result).toMatchObject({ code: "CONNECT_FAILED" });
+    expect(result.message).toContain("does not allow this origin (CORS)");
+    expect(result.message).toContain(`cors: { origins: ["${foreign}"]`);
+    expect(count).toBe(0);
+  });
+
+  it("with cors allowing the origin but not dorpc's session headers, the refusal names the preflight and the headers", async () => {
+    const { result, count } = await crossOriginIncrement("narrow", "cors-narrow");
+    expect(result).toMatchObject({ code: "CONNECT_FAILED" });
+    expect(result.message).toContain("the preflight refused the request's headers");
+    expect(result.message).toContain('"X-Dorpc-Session", "X-Dorpc-Resending"');
+    expect(count).toBe(0);
+  });
+});
+
 describe("wrangler dev restart", () => {
   it("a page's client reconnects after the Worker comes back and keeps working, with the object's state intact", async () => {
     const { page, sockets, errors } = await openClientPage();

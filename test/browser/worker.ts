@@ -2,7 +2,7 @@
  * The browser tier's Worker, run by `wrangler dev` (wrangler.toml in this folder): serves the
  * pages built into ./dist from `[assets]` and routes /__rpc/{binding}/{instance} to `Probe`,
  * accepting WebSockets only from PAGE_ORIGIN (the tests pass it with `--var`), so a page from
- * any other origin is refused.
+ * any other origin is refused (but see `?cors=` below).
  */
 import { RpcDurableObject, type RpcAttachment, type RpcServerOptions } from "@dorpc/rpc/server";
 import { routeDORequest } from "@dorpc/routing";
@@ -94,7 +94,21 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     if (!env.PAGE_ORIGIN)
       return new Response("PAGE_ORIGIN is not set: start wrangler dev with --var PAGE_ORIGIN:<origin>.", { status: 500 });
-    const routed = await routeDORequest(request, env, { allowedOrigins: [env.PAGE_ORIGIN] });
+    // `?cors=on` / `?cors=narrow` (the client's `query`): CORS for the same page served from
+    // localhost instead of 127.0.0.1, another origin to the browser — HTTP batches across
+    // origins; "narrow" lets the origin read answers but leaves dorpc's session headers out.
+    const mode = new URL(request.url).searchParams.get("cors");
+    const foreign = env.PAGE_ORIGIN.replace("//127.0.0.1:", "//localhost:");
+    const routed = await routeDORequest(
+      request,
+      env,
+      mode === "on" || mode === "narrow"
+        ? {
+            allowedOrigins: [env.PAGE_ORIGIN, foreign],
+            cors: { origins: [foreign], ...(mode === "narrow" ? { headers: ["Content-Type"] } : {}) },
+          }
+        : { allowedOrigins: [env.PAGE_ORIGIN] },
+    );
     return routed ?? new Response("Not found", { status: 404 });
   },
 } satisfies ExportedHandler<Env>;

@@ -60,9 +60,11 @@ export function httpTransport(options: HttpTransportOptions = {}): TransportFact
       `httpTransport({ headers }) must be an object, a list of pairs or a Headers: ${(error as Error).message}`,
     );
   }
+  /** URLs that have answered a request through this factory: after that, a failed request is a lost answer, never CORS. */
+  const answered = new Set<string>();
   const factory = (handler: TransportHandler) => {
     if (handler.url === undefined) throw new RpcError("BAD_OPTION", "httpTransport() needs the client's baseUrl.");
-    return new HttpTransport(handler.url.replace(/^ws(s?):/, "http$1:"), fetchImpl, headers, handler);
+    return new HttpTransport(handler.url.replace(/^ws(s?):/, "http$1:"), fetchImpl, headers, handler, answered);
   };
   return Object.assign(factory, { usesUrl: true, connectionless: true } as const);
 }
@@ -79,6 +81,7 @@ class HttpTransport implements RpcTransport {
     private readonly fetchImpl: FetchLike,
     private readonly headers: Headers,
     private readonly handler: TransportHandler,
+    private readonly answered: Set<string>,
   ) {}
 
   open(): Promise<void> {
@@ -117,14 +120,22 @@ class HttpTransport implements RpcTransport {
     } catch (error) {
       const unreached = neverSent(error);
       // Nothing listens there: the calls never left, and resending would not help.
-      if (unreached)
+      if (unreached) {
         this.failCalls(frame, { code: "CONNECT_FAILED", message: `Nothing answered at ${this.url} (${unreached}); nothing was sent.` });
+        return;
+      }
+      // A browser refusing a cross-origin request (CORS) throws the same TypeError as a lost
+      // network: resending would only fail again until the call times out, so ask first.
+      const blocked =
+        this.answered.has(this.url) || controller.signal.aborted ? undefined : await corsRefusal(this.url, this.fetchImpl, headers);
+      if (blocked) this.failCalls(frame, { code: "CONNECT_FAILED", message: blocked });
       // The request may have arrived and run: a lost answer, so the calls are resent (exactly once).
       else this.finish(1006, `HTTP request to ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
     } finally {
       this.inFlight.delete(controller);
     }
+    this.answered.add(this.url);
     if (this.closed) return;
     const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!response.ok) {
@@ -216,6 +227,34 @@ async function refusalOf(response: Response): Promise<{ typed: boolean; code: st
   }
   const shown = text === "" ? "" : ` (${text.length > 200 ? `${text.slice(0, 200)}…` : text})`;
   return { typed: false, code: "CONNECT_FAILED", message: `refused the request: HTTP ${response.status}${shown}` };
+}
+
+const PROBE_TIMEOUT_MS = 3_000;
+
+/**
+ * Whether a request that failed in a web page was refused by the browser's CORS check, as a
+ * message, else `undefined` (not in a page, same origin, or a lost network: resend). The POST is
+ * preflighted (its Content-Type and headers are not "simple"), and a refused preflight means it
+ * was never sent. Three GETs to the same URL ask (the object answers a GET with 426 and runs
+ * nothing): one the browser lets through whatever CORS says (`no-cors`: does the server answer
+ * at all?), one carrying the POST's headers, so preflighted the same way (does CORS let the POST
+ * through now?), and a plain one (does CORS allow this page's origin at all?).
+ */
+async function corsRefusal(url: string, fetchImpl: FetchLike, headers: Headers): Promise<string | undefined> {
+  const page = (globalThis as { location?: { origin?: string } }).location?.origin;
+  const target = new URL(url).origin;
+  if (typeof page !== "string" || page === "null" || page === target) return undefined;
+  const probe = (mode: "cors" | "no-cors", probeHeaders?: Headers) =>
+    fetchImpl(url, { mode, headers: probeHeaders, credentials: "omit", signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) } as RequestInit).then(
+      (response) => (void response.body?.cancel().catch(() => undefined), true),
+      () => false,
+    );
+  const [reachable, preflighted, readable] = await Promise.all([probe("no-cors"), probe("cors", headers), probe("cors")]);
+  if (!reachable || preflighted) return undefined;
+  const needed = `cors: { origins: ["${page}"], headers: ["Content-Type", "X-Dorpc-Session", "X-Dorpc-Resending"] } (plus every header httpTransport({ headers }) adds)`;
+  return readable
+    ? `The browser refused to send the request from ${page} to ${url}: CORS allows this origin, but the preflight refused the request's headers. routeDORequest needs ${needed}. Nothing was sent.`
+    : `The browser refused to send the request from ${page} to ${url}: the server does not allow this origin (CORS). routeDORequest needs ${needed}. Nothing was sent.`;
 }
 
 /** Error codes of a request that provably never reached a server (Node's fetch puts them on `cause`). */
