@@ -13,10 +13,9 @@
  *    simulated unmount and remount send one `subscribe` and deliver each event once.
  *  - The handlers called are those of the latest committed render: passing a new function on
  *    every render never resubscribes.
- *  - After unmount the handlers are never called again, and the object is told (`unsubscribe`).
- *    A subscription the object has not confirmed yet is closed once it is confirmed: closing it
- *    earlier leaves the object pushing the topic to the socket (a known @dorpc/rpc bug, kept in
- *    test/workers/subscription-close.test.ts).
+ *  - After unmount the handlers are never called again, and the object is told (`unsubscribe`),
+ *    also when it has not confirmed the subscription yet (the unsubscribe follows the queued
+ *    subscribe: test/workers/subscription-close.test.ts).
  *  - Another component taking over the same client and topic while this one's close is pending
  *    (a remount under a new key) closes this one at once, so the new subscription is not refused.
  */
@@ -58,8 +57,6 @@ interface Entry {
   readonly topic: string;
   /** `undefined` when `subscribe` threw. */
   subscription: Subscription | undefined;
-  /** The object confirmed it: closing now tells the object. */
-  confirmed: boolean;
   /** Set by the effect's cleanup; a remount before the close runs clears it (StrictMode). */
   closing: boolean;
   /** Closed for the component: its handlers are no longer called. */
@@ -82,26 +79,11 @@ function forget(entry: Entry): void {
   if (byTopic?.get(entry.topic) === entry) byTopic.delete(entry.topic);
 }
 
-/** Closes `entry` for good: at once if confirmed, else once the object confirms it. */
+/** Closes `entry` for good: its handlers are no longer called and the object is told. */
 function finish(entry: Entry): void {
   entry.closed = true;
-  const subscription = entry.subscription;
-  if (!subscription) {
-    forget(entry);
-    return;
-  }
-  if (entry.confirmed) {
-    subscription.close();
-    forget(entry);
-    return;
-  }
-  subscription.ready.then(
-    () => {
-      subscription.close();
-      forget(entry);
-    },
-    () => forget(entry), // refused or closed already: nothing to undo on the object
-  );
+  entry.subscription?.close();
+  forget(entry);
 }
 
 function release(entry: Entry): void {
@@ -165,7 +147,7 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
       previous.closing = false;
       return () => release(previous);
     }
-    const entry: Entry = { client, topic, subscription: undefined, confirmed: false, closing: false, closed: false };
+    const entry: Entry = { client, topic, subscription: undefined, closing: false, closed: false };
     held.current = entry;
     const show = (value: SubscriptionState) => {
       if (!entry.closed) setState({ client, topic, value });
@@ -175,9 +157,7 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
     const other = byTopic.get(topic);
     if (other && (other.closing || other.closed)) {
       // Another component's subscription to this topic on its way out: close it now.
-      other.closed = true;
-      other.subscription?.close();
-      forget(other);
+      finish(other);
     }
     try {
       const subscription = subscribeTo(
@@ -207,10 +187,7 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
       entry.subscription = subscription;
       byTopic.set(topic, entry);
       subscription.ready.then(
-        () => {
-          entry.confirmed = true;
-          show({ status: "ready", error: undefined });
-        },
+        () => show({ status: "ready", error: undefined }),
         (error: unknown) => show({ status: "failed", error }),
       );
     } catch (error) {
