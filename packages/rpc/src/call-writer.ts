@@ -165,7 +165,7 @@ function referArgument(value: object): WireRecord | Substitute | undefined {
       const ended = stubEnded(info);
       if (ended) throw ended;
       const conn = connOf(info);
-      if (call.conn && call.conn !== conn) throw lostReference(env.label);
+      if (call.conn && call.conn !== conn) throw lostReference(env.label, conn.caller !== maker || call.conn.caller !== maker);
       call.conn = conn;
       return [RefRecord.Return, info.entry.id];
     }
@@ -213,10 +213,13 @@ export function envelope(call: OutgoingCall): string {
   return `[${call.id},${call.chain}]`;
 }
 
-export function lostReference(label: string): RpcError {
+/** A call mixes stubs of two connections: an old one of this end (`foreign` false) or another end's. */
+export function lostReference(label: string, foreign: boolean): RpcError {
   return new RpcError(
     "REFERENCE_LOST",
-    `The call uses a stub from a connection to ${label} that has closed; stubs do not survive a reconnect. Get a new one.`,
+    foreign
+      ? `The call to ${label} uses a stub that came over another connection (another client, or another object's): a stub can only be used and passed over the connection it came from.`
+      : `The call uses a stub from a connection to ${label} that has closed; stubs do not survive a reconnect. Get a new one.`,
   );
 }
 

@@ -82,7 +82,13 @@ export class Callee {
   private readonly frameRefs: ReferenceResolver;
   /** The exports the reply being written hands out (see `complete`). */
   private exported: number[] | undefined;
-  private readonly refer = (value: object) => referResult(this.conn, this.config, value, (this.exported ??= []));
+  /** The reply being written holds a reference of either end (an export, or a stub sent back). */
+  private referred = false;
+  private readonly refer = (value: object) => {
+    const record = referResult(this.conn, this.config, value, (this.exported ??= []));
+    if (record) this.referred = true;
+    return record;
+  };
 
   constructor(
     protected readonly conn: Connection,
@@ -316,7 +322,6 @@ export class Callee {
   private complete(call: Incoming, outcome: Outcome): void {
     if (call.settled) return;
     call.settled = true;
-    if (call.borrowed) for (const holder of call.borrowed) releaseHolder(holder);
     if (call.referenced) call.outcome = outcome;
     const waiters = call.waiters;
     call.waiters = undefined;
@@ -329,19 +334,29 @@ export class Callee {
       // every reply, not a closure and an array per call; saved around it: writing a result
       // runs its getters, which may make calls of their own).
       const outer = this.exported;
+      const outerReferred = this.referred;
       this.exported = undefined;
+      this.referred = false;
       const reply = writeReply(call.id, outcome, this.replyEnv, this.refer);
       const exported = this.exported as number[] | undefined;
+      const referred = this.referred && !reply.replaced;
       this.exported = outer;
+      this.referred = outerReferred;
+      const sending = mine && !call.cancelled;
       if (exported) {
-        if (reply.replaced) this.conn.exports.dropped(exported);
+        // Only a reply that leaves gives the peer references to hold.
+        if (reply.replaced || !sending) this.conn.exports.dropped(exported);
         else this.conn.exports.sent(exported);
       }
-      if (call.recorded) this.record(call, reply);
-      if (mine && !call.cancelled) this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
+      // References live as long as their connection, so a reply holding any cannot be replayed
+      // to a resend on the next one: the record keeps why instead.
+      if (call.recorded) this.record(call, referred ? referencesEnded(call.id, this.config.label) : reply);
+      if (sending) this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
+    // After the reply: a stub the call borrowed and returned goes back before its release.
+    if (call.borrowed) for (const holder of call.borrowed) releaseHolder(holder);
     if (waiters) for (const fn of waiters) fn();
     this.ended(call);
   }
@@ -380,6 +395,15 @@ export class Callee {
 
   /** Keeps the reply of a recorded call (server-callee.ts). */
   protected record(_call: Incoming, _reply: Reply): void {}
+}
+
+/** What the delivery record keeps for a call whose reply held references (see `complete`). */
+function referencesEnded(id: number, label: string): Reply {
+  const error = new RpcError(
+    "REFERENCE_LOST",
+    `The call ran on ${label}, but its answer was lost with the connection, and it held objects or functions passed by reference, which end with their connection. It was not run again; make the call again for new references.`,
+  );
+  return { json: failed(id, error), blobs: [], ready: undefined };
 }
 
 function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {

@@ -240,7 +240,7 @@ export class Caller implements CallMaker {
           }
         }
         if (call.conn && call.conn !== conn) {
-          this.fail(call, lostReference(this.label));
+          this.fail(call, lostReference(this.label, call.conn.caller !== this));
           continue;
         }
         if (call.blobs.length && frameHasBlobs) {

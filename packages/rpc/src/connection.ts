@@ -24,7 +24,7 @@ import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
-import { makeStub } from "./proxy.js";
+import { makeStub, stubHolder } from "./proxy.js";
 import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
 import type { ServerCallee } from "./server-callee.js";
@@ -180,7 +180,10 @@ export class Connection {
     for (const reply of body as unknown[]) {
       if (!Array.isArray(reply) || !isWireId(reply[0])) continue;
       const call = this.caller.waiting(reply[0]);
-      if (!call || call.sentOn !== this) continue; // timed out, cancelled, or never ours
+      if (!call || call.sentOn !== this) {
+        this.releaseUnclaimed(reply); // timed out, cancelled, or never ours
+        continue;
+      }
       ctx ??= this.replyContext(blobs);
       let ok = false;
       let outcome: unknown;
@@ -214,6 +217,28 @@ export class Connection {
     }
   }
 
+  /**
+   * A reply nobody waits for any more (the call timed out or was cancelled after it ran): the
+   * objects and functions it hands out by reference are released at once, or the peer would
+   * hold them for the rest of the connection.
+   */
+  private releaseUnclaimed(reply: unknown[]): void {
+    const table = reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw ? reply[2] : undefined;
+    if (!Array.isArray(table)) return;
+    for (const record of table as unknown[]) {
+      if (!Array.isArray(record) || record[0] !== RefRecord.Export) continue;
+      try {
+        checkReference(RefRecord.Export, record[1]);
+        const [id, kind] = record[1] as [number, number];
+        const entry = this.imports.receive(id, kind);
+        // Held by a stub already: counted, and released with it; else released now.
+        if (entry.holders === 0) this.imports.release(entry, { code: "RELEASED", message: "Released: its call was given up." });
+      } catch {
+        // not a reference we can count: nothing to release
+      }
+    }
+  }
+
   /** Decoding a reply: stubs for the peer's exports (owned by whoever awaits), our own exports back. */
   private replyContext(blobs: readonly Uint8Array[]): DecodeContext {
     const ctx = decodeContext(blobs, this.config.limits);
@@ -234,9 +259,10 @@ export class Connection {
       if (type === RefRecord.Export) {
         const [id, kind] = payload as [number, number];
         const entry = this.imports.receive(id, kind);
-        // One stub per import: the same remote object arriving twice is the same stub.
+        // One stub per import: the same remote object arriving twice is the same stub, unless
+        // that stub was disposed (the import lives on through a dup()): then a new holder.
         const known = entry.stub?.deref();
-        if (known) return known;
+        if (known && !stubHolder(known)?.disposed) return known;
         const stub = makeStub(this.caller, entry, this.imports);
         entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
         return stub;

@@ -174,10 +174,10 @@ const connections = new WeakMap<ReplyChannel, ServerConnection>();
 
 /** Hooks the workerd glue adds to a channel's connection. */
 export interface ChannelHooks {
-  /** True when the channel's object handed out references before an eviction (they are gone). */
-  lostBefore?: () => boolean;
-  /** The connection handed out its first reference. */
-  onFirstExport?: () => void;
+  /** True when reference `id` was handed out on the channel before an eviction (it is gone). */
+  lostBefore?: (id: number) => boolean;
+  /** The connection hands out its first reference: returns its first id (see references.ts). */
+  onFirstExport?: () => number | undefined;
   /** What the client's system calls (subscribe, unsubscribe) reach on this channel. */
   system?: object;
   /** The client session of this channel, when known before its Hello (after eviction). */
@@ -250,7 +250,7 @@ export function connectionFor(
     lostExport: (id) =>
       hooks?.referencesEnd
         ? `No reference ${id} here: ${hooks.referencesEnd}`
-        : hooks?.lostBefore?.()
+        : hooks?.lostBefore?.(id)
           ? `Reference ${id} is gone: ${label} was evicted from memory (hibernation) since it handed it out, and references live in memory only.`
           : undefined,
     session: hooks?.session,

@@ -159,7 +159,7 @@ function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: Rep
       const ws = channel as WebSocket;
       // An HTTP batch has no socket: no attachment to keep, no subscriptions (nothing to push to).
       const http = (channel as Partial<HttpChannel>).http === true;
-      const base = http ? {} : hooksFor(channel);
+      const base = http ? {} : hooksFor(channel, target);
       if (resolved.topics.size > 0 && !http) base.system = topicSystem(target, ws, resolved.topics);
       base.records = records;
       base.onHello = (session, resending, age) => {

@@ -35,13 +35,17 @@ export interface ExportEntry {
 export class ExportTable {
   private readonly byId = new Map<number, ExportEntry>();
   private readonly byValue = new Map<object, ExportEntry>();
-  private nextId = 1;
+  private nextId = 0;
 
   constructor(
     private readonly max: number,
     private readonly label: string,
-    /** Called when the first entry is made (the workerd glue marks the socket). */
-    private readonly onFirstExport?: () => void,
+    /**
+     * Called when the first entry is made (the workerd glue marks the socket); returns the first
+     * id to use when ids from 1 may still be in the peer's hands (handed out on the same socket
+     * before an eviction).
+     */
+    private readonly onFirstExport?: () => number | undefined,
   ) {}
 
   get size(): number {
@@ -58,7 +62,7 @@ export class ExportTable {
           `${this.label} already holds ${this.byId.size} objects or functions passed by reference (limits.maxExports); release stubs you no longer need.`,
         );
       }
-      if (this.nextId === 1) this.onFirstExport?.();
+      if (this.nextId === 0) this.nextId = this.onFirstExport?.() ?? 1;
       entry = { id: this.nextId++, value, kind: typeof value === "function" ? ExportKind.Function : ExportKind.Object, refs: 0, pins: 0 };
       this.byId.set(entry.id, entry);
       this.byValue.set(value, entry);

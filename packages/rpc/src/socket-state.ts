@@ -28,6 +28,12 @@ export interface RpcAttachment {
    * the object did. A later incarnation (after eviction) knows those references are gone.
    */
   refs?: string;
+  /**
+   * How many incarnations before this one handed out references on this socket (absent: none).
+   * Incarnation n numbers its references from n × 2³¹ + 1, so the ids of an earlier one, which
+   * the client may still hold, never name a new object.
+   */
+  refsGen?: number;
   /** Topics this socket subscribed to (see topics.ts). */
   topics?: string[];
   /** The client session this socket carries (its Hello): its calls' delivery record. */
@@ -84,22 +90,46 @@ export function socketsOf(target: object): WebSocket[] {
 // References and eviction
 // ---------------------------------------------------------------------------------------------
 
-/** This incarnation of the isolate's objects: references handed out by an earlier one are gone. */
-const INCARNATION = Math.random().toString(36).slice(2, 10);
+/**
+ * Each instance of an object gets a mark of its own: references handed out by an earlier one
+ * (before an eviction) are gone. Per instance, not per isolate: an isolate outlives the objects
+ * it evicts, and builds them again in the same module state.
+ */
+const incarnations = new WeakMap<object, string>();
 
-/** The hooks that let a socket's connection explain references lost to eviction. */
-export function hooksFor(channel: unknown): ChannelHooks {
+function incarnationOf(target: object): string {
+  let mark = incarnations.get(target);
+  if (!mark) incarnations.set(target, (mark = Math.random().toString(36).slice(2, 10)));
+  return mark;
+}
+
+/** Ids of references one incarnation hands out on a socket (see `RpcAttachment.refsGen`). */
+const REF_ID_RANGE = 2 ** 31;
+/** Generations wrap before ids leave the safe integers (2²¹ evictions of one open socket). */
+const REF_GENERATIONS = 2 ** 21;
+
+/** The hooks that keep references apart across evictions, and explain the ones lost to one. */
+export function hooksFor(channel: unknown, target: object): ChannelHooks {
   const ws = channel as WebSocket;
+  const incarnation = incarnationOf(target);
   return {
     session: readAttachment(ws)?.session,
-    lostBefore: () => {
-      const refs = readAttachment(ws)?.refs;
-      return refs !== undefined && refs !== INCARNATION;
+    lostBefore: (id) => {
+      const attachment = readAttachment(ws);
+      if (attachment?.refs === undefined) return false;
+      if (attachment.refs !== incarnation) return true;
+      return id <= (attachment.refsGen ?? 0) * REF_ID_RANGE; // an earlier incarnation's id
     },
     onFirstExport: () => {
       const attachment = readAttachment(ws);
-      if (!attachment || attachment.refs === INCARNATION) return;
-      writeAttachment(ws, { ...attachment, refs: INCARNATION });
+      if (!attachment || attachment.refs === incarnation) return undefined;
+      // An earlier incarnation handed out references here: take the next range of ids.
+      const generation = attachment.refs === undefined ? 0 : ((attachment.refsGen ?? 0) + 1) % REF_GENERATIONS;
+      writeAttachment(
+        ws,
+        generation === 0 ? { ...attachment, refs: incarnation } : { ...attachment, refs: incarnation, refsGen: generation },
+      );
+      return generation * REF_ID_RANGE + 1;
     },
   };
 }
