@@ -134,13 +134,12 @@ export class Callee {
         continue;
       }
       if (this.running.size >= limits.maxPendingCalls) {
-        if (id > 0) {
-          const error = new RpcError(
-            "LIMIT",
-            `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
-          );
-          this.conn.outbox.add(FrameKind.Replies, failed(id, error));
-        }
+        const error = new RpcError(
+          "LIMIT",
+          `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
+        );
+        if (id > 0) this.conn.outbox.add(FrameKind.Replies, failed(id, error));
+        else this.config.onNotificationError(error);
         continue;
       }
       frame.deps = undefined;
@@ -180,8 +179,12 @@ export class Callee {
           keep: true,
         };
       } catch (error) {
-        if (id === 0) continue;
         const refusal = ownError(asRpcError(error));
+        if (id === 0) {
+          // A notification (a push, a topic event) has no reply to carry the refusal: report it.
+          this.config.onNotificationError(refusal);
+          continue;
+        }
         this.conn.outbox.add(FrameKind.Replies, failed(id, refusal));
         // A later call of the frame that pipelines on this one fails with the same refusal.
         if (body.length > 1) (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));

@@ -300,6 +300,11 @@ export class Caller implements CallMaker {
 
   private finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {
     if (!call.settle(ok, outcome)) return;
+    if (call.held) {
+      // It held the calls after it (its async schema had not answered): they may go now.
+      call.held = false;
+      this.scheduleFlush();
+    }
     this.pending.delete(call.id);
     if (!call.sentOn) this.unpin(call);
     clearDeadline(call);

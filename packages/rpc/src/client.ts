@@ -11,6 +11,7 @@ import { ClientSession, type ConnectionState, type HeartbeatOptions, type Reconn
 import type { TransportFactory } from "./transport.js";
 import { type EventInfo, type SubscribeOptions, type Subscription, subscriptionsOf } from "./subscriptions.js";
 import type { Arrived, RpcClient, TOPICS } from "./types.js";
+import { timerTooLong } from "./timers.js";
 import { type WebSocketConstructor, webSocketTransport } from "./websocket-transport.js";
 
 /**
@@ -156,6 +157,8 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout)) {
     throw new RpcError("BAD_OPTION", `timeout must be a finite number of milliseconds ≥ 0, got ${String(timeout)}.`);
   }
+  const tooLong = timerTooLong("timeout", timeout) ?? timerTooLong("connectTimeout", Number(options.connectTimeout ?? 0));
+  if (tooLong) throw new RpcError("BAD_OPTION", tooLong);
   const limits = resolveLimits(options.limits);
   checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const given = options.transport ?? "websocket";
@@ -319,6 +322,8 @@ export function rpcConnection(client: object): RpcConnection {
 export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
   const info = proxyInfo(chain);
   if (info?.kind !== "path") return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
+  const tooLong = typeof options?.timeout === "number" ? timerTooLong("withCallOptions({ timeout })", options.timeout) : undefined;
+  if (tooLong) return Promise.reject(new RpcError("BAD_OPTION", tooLong));
   return settledValue(info, options) as Promise<V>;
 }
 

@@ -21,6 +21,7 @@ import { platformIdentities } from "./platform-state.js";
 import { checkSchemas } from "./require-schemas.js";
 import { ExportTable } from "./references.js";
 import { describeFunction } from "./schema-check.js";
+import { timerTooLong } from "./timers.js";
 import { type ResolvedTopic, resolveTopics, type TopicOptions } from "./topics-options.js";
 
 /** Options of the server side. Validated once per options object. */
@@ -138,6 +139,8 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (typeof callTimeout !== "number" || !(callTimeout >= 0) || !Number.isFinite(callTimeout)) {
     throw new RpcError("BAD_OPTION", `callTimeout must be a finite number of milliseconds ≥ 0, got ${String(callTimeout)}.`);
   }
+  const tooLong = timerTooLong("callTimeout", callTimeout);
+  if (tooLong) throw new RpcError("BAD_OPTION", tooLong);
   out = Object.freeze({
     callTimeout,
     topics: resolveTopics(options?.topics),

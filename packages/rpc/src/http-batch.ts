@@ -24,7 +24,7 @@
  */
 import { decodeContext, fromRecords } from "./codec.js";
 import { channelClosed, connectionFor, type ChannelHooks, type ReplyChannel, type ResolvedServerOptions } from "./dispatcher.js";
-import { FRAME_MARK, FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
+import { CloseCode, FRAME_MARK, FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError, type RpcErrorCode } from "./errors.js";
 import { readFrame, type WireFrame } from "./frame.js";
 import { FRAME_TYPE, FRAMES_TYPE, frameOf, joinFrames, RESENDING_HEADER, readResending, SESSION_HEADER } from "./http-frames.js";
@@ -103,8 +103,9 @@ export async function handleBatch(
     identity,
     connectedAt: Date.now(),
     send: (out) => void sent.push(out),
-    close: (_code, reason) => {
-      refused ??= new RpcError("PROTOCOL", reason ?? "The batch was refused.");
+    close: (code, reason) => {
+      // 1009: over a limit (too many blobs, calls, …); anything else: not a readable frame.
+      refused ??= new RpcError(code === CloseCode.MessageTooBig ? "LIMIT" : "PROTOCOL", reason ?? "The batch was refused.");
     },
   };
   const base = hooks(channel);
@@ -126,7 +127,7 @@ export async function handleBatch(
   } finally {
     channelClosed(channel, 1000, "batch answered");
   }
-  if (refused) return refusal(400, refused.code, refused.message);
+  if (refused) return refusal(refused.code === "LIMIT" ? 413 : 400, refused.code, refused.message);
   if (calls) return jsonAnswer(sent, calls.length, calls.single, options);
   return frameAnswer(sent);
 }

@@ -180,7 +180,8 @@ class HttpTransport implements RpcTransport {
   private failCalls(frame: WireFrame, error: { code: string; message: string }): void {
     let ids: number[] = [];
     try {
-      const parsed = readFrame(frame, DEFAULT_LIMITS);
+      // Our own frame, read whatever its size: the refusal may be of a frame over the defaults.
+      const parsed = readFrame(frame, OWN_FRAME);
       ids = ((parsed?.body ?? []) as unknown[][]).map((call) => call[0] as number).filter((id) => id > 0);
     } catch {
       // our own frame: always readable
@@ -230,6 +231,9 @@ async function refusalOf(response: Response): Promise<{ typed: boolean; code: st
 }
 
 const PROBE_TIMEOUT_MS = 3_000;
+
+/** Limits for reading back a frame this client wrote: none it could exceed. */
+const OWN_FRAME = { ...DEFAULT_LIMITS, maxMessageBytes: Number.MAX_SAFE_INTEGER, maxBlobs: Number.MAX_SAFE_INTEGER };
 
 /**
  * Whether a request that failed in a web page was refused by the browser's CORS check, as a

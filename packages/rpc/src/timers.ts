@@ -16,6 +16,16 @@ export const unref = (timer: ReturnType<typeof setTimeout>) => {
   return timer;
 };
 
+/**
+ * The longest a timer can wait: browsers, Node and workerd fire a longer `setTimeout` at once
+ * (after 1 ms), so a longer timeout option is refused rather than firing immediately.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The refusal of a milliseconds option longer than a timer can wait, or `undefined`. */
+export const timerTooLong = (name: string, ms: number): string | undefined =>
+  ms > MAX_TIMER_MS ? `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest a timer can wait), got ${ms}.` : undefined;
+
 const RESOLVED = Promise.resolve();
 
 /**
