@@ -399,13 +399,17 @@ describe("decoder bombs: refused per call before anything is built", () => {
     {
       name: "nested JSON arguments one level past the default maxDepth are LIMIT, checked without recursion",
       // Written as text: JSON.stringify itself overflows long before 20,000 levels.
-      frames: () => [`\u001eC[[1,["record",[0,${"[".repeat(DEFAULT_LIMITS.maxDepth) + "0" + "]".repeat(DEFAULT_LIMITS.maxDepth)}]]]]`],
+      // The argument list is not a level: the argument itself is maxDepth + 1 deep.
+      frames: () => [
+        `\u001eC[[1,["record",[0,${"[".repeat(DEFAULT_LIMITS.maxDepth + 1) + "0" + "]".repeat(DEFAULT_LIMITS.maxDepth + 1)}]]]]`,
+      ],
       failed: [[1, "LIMIT"]],
     },
     {
       name: "nested records one level past the default maxDepth are LIMIT, checked without recursion",
       frames: () => [
-        call(1, "record", recordArgs([...Array.from({ length: DEFAULT_LIMITS.maxDepth + 1 }, (_, i) => [1, [i + 1]]), [0, 0]])),
+        // Record 0 is the argument list; the argument under it is maxDepth + 1 deep.
+        call(1, "record", recordArgs([...Array.from({ length: DEFAULT_LIMITS.maxDepth + 2 }, (_, i) => [1, [i + 1]]), [0, 0]])),
       ],
       failed: [[1, "LIMIT"]],
     },

@@ -377,7 +377,23 @@ export class Callee {
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
       this.dropped(call);
+      if (!call.started) this.settleUnstarted(call);
     }
+  }
+
+  /**
+   * A call cancelled before it ran never will: it settles as cancelled, so the calls that
+   * pipeline on it fail with that instead of waiting for it (and, with sequential ordering,
+   * holding back every call after them).
+   */
+  private settleUnstarted(call: Incoming): void {
+    if (call.settled) return;
+    call.settled = true;
+    call.outcome = { ok: false, error: cancelledReason() };
+    const waiters = call.waiters;
+    call.waiters = undefined;
+    if (waiters) for (const fn of waiters) fn();
+    this.ended(call);
   }
 
   /** The caller cancelled `call` (it may not have started). */

@@ -294,8 +294,12 @@ export class Caller implements CallMaker {
   /** Fails `call` now (timeout, abort, refusal); a sent call is cancelled on the other end. */
   fail(call: OutgoingCall, reason: unknown): void {
     if (call.settled) return;
+    const sent = call.sentOn !== undefined;
     if (call.sentOn && call.sentOn === this.conn && call.id > 0) this.conn.cancel(call.id);
     this.finish(call, false, reason);
+    // Sent calls that pipeline on it reject with the same error (and are cancelled), as they
+    // would had it failed on the other end; queued ones see it when they are written.
+    if (sent) for (const other of [...this.pending.values()]) if (other.sentOn && other.deps?.includes(call)) this.fail(other, reason);
   }
 
   private finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {

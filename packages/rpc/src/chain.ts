@@ -17,7 +17,7 @@
  * Internal module.
  */
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
-import { buildTable, type DecodeContext, readArgs, tooManyArgs, validateTable } from "./codec.js";
+import { argsContext, buildTable, type DecodeContext, readArgs, tooManyArgs, validateTable } from "./codec.js";
 import { ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
@@ -79,7 +79,7 @@ export function parseChain(
       // Nothing to build later: JSON is checked as it is, bytes are one argument (no references).
       step.args = readArgs(raw, ctx, i);
     } else if (raw[0] === ValueTag.Records && raw.length === 2) {
-      validateTable(raw[1], ctx);
+      validateTable(raw[1], argsContext(ctx));
       // The arguments are the table's root: an array record of at most maxArgs entries.
       const root = (raw[1] as unknown[][])[0]!;
       if (root[0] !== 1 /* ARRAY */) throw new RpcError("PROTOCOL", `Arguments of chain step ${i} are not an array.`);

@@ -59,7 +59,7 @@ export function writeValue(value: unknown, ctx: EncodeContext): WrittenValue {
         const bytes = writeBytes(value, ctx.blobs);
         if (bytes) return [ValueTag.Bytes, bytes];
       }
-      const snapshot = new JsonSnapshot(ctx.forbidden);
+      const snapshot = new JsonSnapshot(ctx.forbidden, ctx.maxDepth);
       let copy: unknown;
       try {
         copy = snapshot.root(value);
@@ -88,7 +88,9 @@ export function writeArgs(args: readonly unknown[], ctx: EncodeContext): ApplySt
     const bytes = writeBytes(args[0], ctx.blobs);
     if (bytes) return [ValueTag.Bytes, bytes];
   }
-  const snapshot = new JsonSnapshot(ctx.forbidden);
+  // The list itself is not a level of nesting: each argument may be `maxDepth` deep.
+  const maxDepth = ctx.maxDepth;
+  const snapshot = new JsonSnapshot(ctx.forbidden, maxDepth === undefined ? undefined : maxDepth + 1);
   let step: unknown[];
   try {
     step = snapshot.list(args, ValueTag.Json);
@@ -96,7 +98,12 @@ export function writeArgs(args: readonly unknown[], ctx: EncodeContext): ApplySt
     throw readFailed(error, ctx);
   }
   if (snapshot.json) return step as ApplyStep;
-  return [ValueTag.Records, writeRecords(step.slice(1), ctx, snapshot.copies)];
+  if (maxDepth !== undefined) ctx.maxDepth = maxDepth + 1;
+  try {
+    return [ValueTag.Records, writeRecords(step.slice(1), ctx, snapshot.copies)];
+  } finally {
+    ctx.maxDepth = maxDepth;
+  }
 }
 
 function isJsonPrimitive(value: unknown): boolean {
@@ -150,16 +157,29 @@ export function readArgs(step: readonly unknown[], ctx: DecodeContext, index: nu
   if (tag === ValueTag.Json) {
     if (step.length - 1 > limits.maxArgs) throw tooManyArgs(step.length - 1, limits);
     const args = step.slice(1);
-    checkJsonValue(args, limits, ctx.budget);
+    // Each argument may be maxDepth deep: the list is not a level.
+    for (let i = 0; i < args.length; i++) checkJsonValue(args[i], limits, ctx.budget);
     return args;
   }
   if (step.length !== 2) throw new RpcError("PROTOCOL", `Chain step ${index} has an unknown argument encoding.`);
   if (tag === ValueTag.Bytes) return [readBytes(step[1], ctx)];
   if (tag !== ValueTag.Records) throw new RpcError("PROTOCOL", `Chain step ${index} has an unknown argument encoding.`);
-  const args = fromRecords(step[1], ctx);
+  const args = fromRecords(step[1], argsContext(ctx));
   if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `Arguments of chain step ${index} are not an array.`);
   if (args.length > limits.maxArgs) throw tooManyArgs(args.length, limits);
   return args;
+}
+
+const argLimits = new WeakMap<RpcLimits, RpcLimits>();
+
+/**
+ * The context for decoding an argument list as one record table: the list is a level of the
+ * table, and each argument may still be `maxDepth` deep.
+ */
+export function argsContext(ctx: DecodeContext): DecodeContext {
+  let limits = argLimits.get(ctx.limits);
+  if (!limits) argLimits.set(ctx.limits, (limits = { ...ctx.limits, maxDepth: ctx.limits.maxDepth + 1 }));
+  return { ...ctx, limits };
 }
 
 export function tooManyArgs(count: number, limits: RpcLimits): RpcError {

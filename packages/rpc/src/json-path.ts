@@ -53,8 +53,20 @@ export class JsonSnapshot {
   /** Whether `for…in` also visits inherited keys; checked when the first object is walked. */
   private polluted: boolean | undefined;
 
-  /** `forbidden`: identities the walk must not copy (it leaves them to the record writer, which refuses them by path). */
-  constructor(private readonly forbidden: ReadonlyMap<object, string> | undefined) {}
+  /** Nesting at which the walk leaves the rest to the record writer (which refuses what is deeper than `maxDepth`). */
+  private readonly limit: number;
+
+  /**
+   * `forbidden`: identities the walk must not copy (it leaves them to the record writer, which
+   * refuses them by path). `maxDepth`: the sender's limit, so a value deeper than it is left to
+   * the record writer too, which refuses it, instead of leaving as JSON the peer refuses.
+   */
+  constructor(
+    private readonly forbidden: ReadonlyMap<object, string> | undefined,
+    maxDepth = JSON_PATH_MAX_DEPTH,
+  ) {
+    this.limit = maxDepth < JSON_PATH_MAX_DEPTH ? maxDepth : JSON_PATH_MAX_DEPTH;
+  }
 
   /** Every original → copy pair, for the record writer. */
   get copies(): ReadonlyMap<object, object> {
@@ -135,7 +147,7 @@ export class JsonSnapshot {
       this.json = false; // shared or cyclic: JSON would duplicate it or throw
       return known;
     }
-    if (depth >= JSON_PATH_MAX_DEPTH || this.forbidden?.has(c)) {
+    if (depth >= this.limit || this.forbidden?.has(c)) {
       this.json = false;
       return c;
     }

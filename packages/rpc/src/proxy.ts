@@ -20,6 +20,7 @@
  */
 import { isNameAllowed, isPlainData, notFound, readDataProperty } from "./access.js";
 import { RpcError } from "./errors.js";
+import { clear, unref } from "./timers.js";
 import type { Base, OutgoingCall } from "./outgoing-call.js";
 import type { ImportEntry, ImportTable } from "./references.js";
 
@@ -234,8 +235,47 @@ function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unk
     return read.promise;
   }
   // A path on a result that left earlier: wait for it, then read the path from it — locally for
-  // plain data, by a call for a stub it contains.
-  return call.promise.then((value) => readFrom(maker, value, path, 0, options));
+  // plain data, by a call for a stub it contains. This read's own options bound the wait.
+  if (options?.signal?.aborted) return Promise.reject(options.signal.reason);
+  const read = call.promise.then((value) => readFrom(maker, value, path, 0, options));
+  return options ? bounded(read, options, maker.label) : read;
+}
+
+/** `promise`, rejected with `TIMEOUT` after `options.timeout` ms or with the signal's reason on abort. */
+function bounded(promise: Promise<unknown>, options: CallOptions, label: string): Promise<unknown> {
+  const { signal, timeout } = options;
+  const limited = typeof timeout === "number" && timeout > 0;
+  if (!signal && !limited) return promise;
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const done = () => {
+      clear(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      done();
+      reject(signal!.reason);
+    };
+    if (limited) {
+      timer = unref(
+        setTimeout(() => {
+          done();
+          reject(new RpcError("TIMEOUT", `No reply from ${label} within ${timeout} ms.`));
+        }, timeout),
+      );
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        done();
+        resolve(value);
+      },
+      (error) => {
+        done();
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Reads `path[i…]` from a value that already arrived. */
