@@ -536,12 +536,14 @@ describe("close codes surface as clear messages", () => {
     expect(await t.client.increment()).toBe(2);
   });
 
-  it("1009 when a frame is too big for the server", async () => {
+  it("a call too big for the server is answered LIMIT and not run; the connection stays", async () => {
     using t = setup({}, { limits: { maxMessageBytes: 200 } });
     await t.client.increment();
-    const error = await rpcFailure(t.client.echo("x".repeat(1_000)), "DISCONNECTED");
-    expect(error.message).toMatch(/closed the connection because a frame was too big \(1009/);
-    expect(error.message).toContain("limits.maxMessageBytes");
+    const error = await rpcFailure(t.client.echo("x".repeat(1_000)), "LIMIT");
+    expect(error.message).toContain("limits.maxMessageBytes (200)");
+    expect(error.message).toContain("it was not run");
+    expect(await t.client.increment()).toBe(2);
+    expect(t.faults.connections).toHaveLength(1);
   });
 
   it("other codes name the code and reason", async () => {

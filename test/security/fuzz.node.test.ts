@@ -887,9 +887,12 @@ describe("dispatcher protections, exactly", () => {
     expect(received).toEqual([]);
   });
 
-  it("a frame over maxMessageBytes closes with 1009", async () => {
-    const { closes } = await dispatch(callText(1, "echo", [0, "x".repeat(70_000)]));
-    expect(closes).toEqual([[1009, expect.stringContaining("maxMessageBytes")]]);
+  it("a frame over maxMessageBytes: its call is answered LIMIT without being parsed; one whose calls cannot be made out closes with 1009", async () => {
+    const over = await dispatch(callText(1, "echo", [0, "x".repeat(70_000)]));
+    expect(over.closes).toEqual([]);
+    expect(over.replies).toEqual([[1, 3, "LIMIT", expect.stringContaining("maxMessageBytes")]]);
+    const garbage = await dispatch(`\u001eC[[1,${"[".repeat(70_000)}`);
+    expect(garbage.closes).toEqual([[1009, expect.stringContaining("maxMessageBytes")]]);
   });
 
   it("a reply-kind frame naming a running id does not free its pending slot", async () => {

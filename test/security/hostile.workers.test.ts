@@ -698,9 +698,15 @@ describe("protocol violations", () => {
 describe("resource exhaustion", () => {
   cases([
     {
-      name: "a frame over limits.maxMessageBytes closes with 1009 before it is parsed",
+      name: "a call in a frame over limits.maxMessageBytes is answered LIMIT before anything is parsed, and not run",
       binding: "TIGHT",
       frames: () => [call(1, "record", [0, "x".repeat(70_000)])],
+      failed: [[1, "LIMIT"]],
+    },
+    {
+      name: "a frame over limits.maxMessageBytes whose calls cannot be made out closes with 1009",
+      binding: "TIGHT",
+      frames: () => [`\u001eC[[1,${"[".repeat(70_000)}`],
       close: [1009, "exceeds limits.maxMessageBytes (65536)"],
     },
     {

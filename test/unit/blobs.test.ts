@@ -217,13 +217,13 @@ describe("Blob and File through a call", () => {
     expect(await server.outcome(2)).toEqual({ kind: "ok", value: 1 });
   });
 
-  it("count against the receiver's maxMessageBytes like other bytes: the server closes with 1009", async () => {
+  it("count against the receiver's maxMessageBytes like other bytes: the call is refused with LIMIT, not run", async () => {
     const target = new Files();
     const paired = pairWith(target, { limits: { maxMessageBytes: 1024 } });
     using client = createRpcClient<Files>("F", "big", { transport: paired.factory, reconnect: false });
     const error = await rejectionOf(client.echo(new Blob([new Uint8Array(2048)]) as never));
-    expect((error as { code?: string }).code).toBe("DISCONNECTED");
-    expect(paired.connections[0]!.serverCloses[0]![0]).toBe(1009);
+    expect((error as { code?: string }).code).toBe("LIMIT");
+    expect(paired.connections[0]!.serverCloses).toEqual([]);
     expect(target.received).toEqual([]);
   });
 });

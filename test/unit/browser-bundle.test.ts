@@ -94,6 +94,7 @@ describe("what the smallest page bundles", () => {
       "limits.js",
       "outbox.js",
       "outgoing-call.js",
+      "oversized.js", // a frame over maxMessageBytes is refused call by call, without closing
       "paths.js",
       "proxy.js",
       "reconnecting-link.js",

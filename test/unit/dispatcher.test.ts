@@ -835,9 +835,27 @@ describe("protocol violations", () => {
     ]);
   });
 
-  it("closes with 1009 a frame larger than maxMessageBytes", async () => {
+  it("answers each call of a frame larger than maxMessageBytes with LIMIT, without parsing or running it", async () => {
+    const counter = new Counter();
+    const server = rawServer(counter, { limits: { maxMessageBytes: 64 } });
+    expect(
+      server.sendCalls([
+        [1, ["increment", [0, "x".repeat(100)]]],
+        [2, ["increment", [0]]],
+      ]),
+    ).toBe(true);
+    expect(await server.replies()).toEqual([
+      [1, 3, "LIMIT", expect.stringContaining("more than this end's limits.maxMessageBytes (64)")],
+      [2, 3, "LIMIT", expect.stringContaining("it was not run")],
+    ]);
+    expect(server.closes).toEqual([]);
+    expect(server.sendCalls([[3, ["increment", [0]]]])).toBe(true);
+    expect(await server.replies()).toContainEqual([3, 0, 1]);
+  });
+
+  it("closes with 1009 a frame larger than maxMessageBytes whose calls cannot be made out", () => {
     const server = rawServer(new Counter(), { limits: { maxMessageBytes: 64 } });
-    expect(server.sendCalls([[1, ["increment", [0, "x".repeat(100)]]]])).toBe(true);
+    expect(server.dispatch(`\u001eC${"x".repeat(100)}`)).toBe(true);
     expect(server.closes.map((c) => c[0])).toEqual([1009]);
   });
 

@@ -164,9 +164,17 @@ describe("hostile frames from the object", () => {
     await vi.waitFor(async () => expect(await a.client.askMe("ok")).toBe(true));
   });
 
-  it("a frame over the client's limits.maxMessageBytes is refused (1009) before it is parsed; the client reconnects", async () => {
+  it("a call over the client's limits.maxMessageBytes is refused (answered LIMIT) without being parsed; the connection stays", async () => {
     using a = member(uniqueName("big"), "ann", { limits: { maxMessageBytes: 1_000 } });
     await a.client.raw(`\u001eC[[905,["message",[0,"${"x".repeat(2_000)}"]]]]`);
+    expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([undefined]);
+    expect(await a.client.askMe("ok")).toBe(true);
+    expect(a.inbox).toEqual([]);
+  });
+
+  it("a frame over the client's limit whose calls cannot be made out is refused (1009) before it is parsed; the client reconnects", async () => {
+    using a = member(uniqueName("big-garbage"), "ann", { limits: { maxMessageBytes: 1_000 } });
+    await a.client.raw(`\u001eC${"x".repeat(2_000)}`);
     expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([1009, undefined]);
     await vi.waitFor(async () => expect(await a.client.askMe("ok")).toBe(true));
     expect(a.inbox).toEqual([]);

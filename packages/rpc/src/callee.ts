@@ -99,6 +99,11 @@ export class Callee {
     this.frameRefs = frameReferences(this.frame, config);
   }
 
+  /** A notification could not be read (e.g. its frame was too big): reported, as failed ones are. */
+  refusedNotification(error: RpcError): void {
+    this.config.onNotificationError(error);
+  }
+
   /** Names this end in errors. */
   get label(): string {
     return this.config.label;

@@ -24,6 +24,7 @@ import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
+import { refuseOversized, scanOversized } from "./oversized.js";
 import { makeStub, stubHolder } from "./proxy.js";
 import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { failure } from "./replies.js";
@@ -108,7 +109,9 @@ export class Connection {
     try {
       frame = readFrame(data, this.config.limits);
     } catch (error) {
-      this.unreadable(error as RpcError);
+      // Too big: refused envelope by envelope, keeping the connection, where that can be done.
+      const over = this.ended ? undefined : scanOversized(data, this.config.limits);
+      if (!over || !refuseOversized(this, over, this.config.limits, this.caller.label)) this.unreadable(error as RpcError);
       return true;
     }
     if (!frame) return false;
