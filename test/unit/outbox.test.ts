@@ -1,7 +1,7 @@
 /** The outbox: order, frames cut by kind, blobs and size (packages/rpc/src/outbox.ts). */
 import { describe, expect, it } from "vitest";
 import { FrameKind } from "../../packages/rpc/src/envelopes.js";
-import { MAX_ENVELOPES, Outbox } from "../../packages/rpc/src/outbox.js";
+import { MAX_ENVELOPES, MAX_SHARED_FRAME, Outbox } from "../../packages/rpc/src/outbox.js";
 
 function capture() {
   const frames: (string | Uint8Array)[] = [];
@@ -41,6 +41,17 @@ describe("Outbox", () => {
     expect(frames.map((f) => envelopes(f).length)).toEqual([MAX_ENVELOPES, MAX_ENVELOPES, 88]);
     const order = frames.flatMap((f) => envelopes(f).map((e) => ((e as [number, [string, [number, number]]])[1][1] as number[])[1]));
     expect(order).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  });
+
+  it(`envelopes share a frame up to about ${MAX_SHARED_FRAME} bytes; a larger one goes alone`, () => {
+    const { frames, outbox } = capture();
+    const answer = (id: number, bytes: number) => `[${id},0,"${"x".repeat(bytes)}"]`;
+    for (let i = 1; i <= 6; i++) outbox.add(FrameKind.Replies, answer(i, 20_000), []);
+    outbox.add(FrameKind.Replies, answer(7, MAX_SHARED_FRAME * 2), []);
+    outbox.add(FrameKind.Replies, answer(8, 10), []);
+    outbox.flush();
+    expect(frames.map((f) => envelopes(f).map((e) => (e as number[])[0]))).toEqual([[1, 2, 3], [4, 5, 6], [7], [8]]);
+    for (const f of frames) if (envelopes(f).length > 1) expect((f as string).length).toBeLessThanOrEqual(MAX_SHARED_FRAME + 8);
   });
 
   it("keeps one frame per kind change, and a frame of exactly the maximum whole", async () => {

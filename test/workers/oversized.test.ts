@@ -64,6 +64,14 @@ describe("a frame over the receiver's maxMessageBytes", () => {
     expect(testConnection(c).attempts).toHaveLength(1);
   });
 
+  it("answers that each fit are not batched into a frame that does not: ten 20 KB answers to a client with a 100 KB limit", async () => {
+    using client = createTestClient<Counter>(env.COUNTER, uniqueName("batched"), { limits: { maxMessageBytes: 100_000 } });
+    const text = "x".repeat(20_000);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => client.echo(text)));
+    expect(answers).toEqual(Array.from({ length: 10 }, () => text));
+    expect(testConnection(client).attempts).toHaveLength(1);
+  });
+
   it("(for contrast) an answer over another limit, maxNodes, is read and refused as that call's LIMIT", async () => {
     using client = createTestClient<Counter>(env.COUNTER, uniqueName("nodes"), { limits: { maxNodes: 100 } });
     const error = (await rejection(client.echo(new Array(200).fill(1)))) as RpcError;

@@ -10,6 +10,7 @@
  *    when `flush` is called, e.g. when an incoming frame has been handled).
  *  - A frame carries the blobs of at most one envelope: each envelope's record table numbers
  *    its blobs from 0, so an envelope's encoded form never has to be rewritten.
+ *  - A frame of several envelopes holds at most about `MAX_SHARED_FRAME` bytes of them.
  *  - A frame carries at most `MAX_ENVELOPES` envelopes, well under the default
  *    `limits.maxPendingCalls` a peer checks a frame against: a topic replay of thousands of
  *    events, or thousands of calls made in one turn, leave as several frames, not one the peer
@@ -33,6 +34,13 @@ const NO_BLOBS: readonly Uint8Array[] = [];
 
 /** The most envelopes one frame carries (see the invariants). */
 export const MAX_ENVELOPES = 256;
+
+/**
+ * Envelopes share a frame only up to about this many bytes (one larger than that goes alone):
+ * a peer's `maxMessageBytes` then refuses what is too big itself, not small answers that happened
+ * to be batched with it (see oversized.ts).
+ */
+export const MAX_SHARED_FRAME = 64 * 1024;
 
 export class Outbox {
   /** Envelopes queued: one is kept in the three fields below; two or more are all in the arrays. */
@@ -149,16 +157,26 @@ export class Outbox {
     this.parts = undefined;
     this.blobs = undefined;
     let start = 0;
+    let size = 0;
     let frameBlobs: readonly Uint8Array[] = NO_BLOBS;
     for (let i = 0; i < n; i++) {
+      const envelopeBlobs = blobs[i]!;
+      let bytes = parts[i]!.length;
+      for (let b = 0; b < envelopeBlobs.length; b++) bytes += envelopeBlobs[b]!.byteLength;
       const cut =
-        i > start && (kinds[i] !== kinds[start] || i - start === MAX_ENVELOPES || (blobs[i]!.length > 0 && frameBlobs.length > 0));
+        i > start &&
+        (kinds[i] !== kinds[start] ||
+          i - start === MAX_ENVELOPES ||
+          size + bytes > MAX_SHARED_FRAME ||
+          (envelopeBlobs.length > 0 && frameBlobs.length > 0));
       if (cut) {
         this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start, i).join(",")}]`, frameBlobs));
         start = i;
+        size = 0;
         frameBlobs = NO_BLOBS;
       }
-      if (blobs[i]!.length > 0) frameBlobs = blobs[i]!;
+      size += bytes;
+      if (envelopeBlobs.length > 0) frameBlobs = envelopeBlobs;
     }
     this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start).join(",")}]`, frameBlobs));
   }
