@@ -23,18 +23,18 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { buildArgs, type ChainEnv, type Cursor, parseChain, type RootRule, runSteps } from "./chain.js";
+import { buildArgs, type ChainEnv, type Cursor, type RootRule, runSteps } from "./chain.js";
 import { ownError, refuse } from "./refusals.js";
 import { type DecodeContext, decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
-import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, writeReply } from "./replies.js";
+import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, referencesEnded, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
-import { cancelledReason, type Incoming, refusedCall } from "./incoming-call.js";
+import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
-import { ArgumentRefs, dependency, type FrameState, frameReferences, referResult } from "./callee-references.js";
+import { ArgumentRefs, type FrameState, frameReferences, referResult } from "./callee-references.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -120,7 +120,7 @@ export class Callee {
 
   /** Handles a calls frame whose envelopes all carry a usable id (checked by the connection). */
   receive(body: unknown[][], blobs: readonly Uint8Array[]): void {
-    const { limits, policy } = this.config;
+    const { limits } = this.config;
     const parsed: Incoming[] = [];
     // Reference records of this frame's calls add to `frame.deps` (see frameRefs). Reset, not
     // replaced: calls keep the arrays they were given, never the holder.
@@ -147,42 +147,9 @@ export class Callee {
         else this.config.onNotificationError(error);
         continue;
       }
-      frame.deps = undefined;
       let call: Incoming;
       try {
-        if (envelope.length < 2 || envelope.length > 4) throw new RpcError("PROTOCOL", "A call must be [id, chain, target?, flags?].");
-        const target = envelope.length > 2 ? envelope[2] : 0;
-        const flags = envelope.length > 3 ? envelope[3] : 0;
-        if (!Number.isSafeInteger(target) || !Number.isSafeInteger(flags) || (flags as number) < 0) {
-          throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
-        }
-        if ((target as number) < 0) (frame.deps ??= []).push(dependency(-(target as number), frame.byId));
-        const steps = parseChain(
-          envelope[1],
-          policy,
-          limits,
-          ctx,
-          this.config.label,
-          target === 0 && !((flags as number) & CallFlags.System),
-        );
-        call = {
-          id,
-          steps,
-          target: target as number,
-          flags: flags as number,
-          deps: frame.deps,
-          ctx,
-          outcome: undefined,
-          referenced: false,
-          waiters: undefined,
-          borrowed: undefined,
-          controller: undefined,
-          cancelled: false,
-          started: false,
-          settled: false,
-          recorded: false,
-          keep: true,
-        };
+        call = readIncoming(envelope, frame, ctx, this.config);
       } catch (error) {
         const refusal = ownError(asRpcError(error));
         if (id === 0) {
@@ -419,15 +386,6 @@ export class Callee {
 
   /** Keeps the reply of a recorded call (server-callee.ts). */
   protected record(_call: Incoming, _reply: Reply): void {}
-}
-
-/** What the delivery record keeps for a call whose reply held references (see `complete`). */
-function referencesEnded(id: number, label: string): Reply {
-  const error = new RpcError(
-    "REFERENCE_LOST",
-    `The call ran on ${label}, but its answer was lost with the connection, and it held objects or functions passed by reference, which end with their connection. It was not run again; make the call again for new references.`,
-  );
-  return { json: failed(id, error), blobs: [], ready: undefined };
 }
 
 function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {

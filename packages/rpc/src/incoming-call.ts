@@ -9,9 +9,13 @@
  *
  * Internal module.
  */
-import type { Step } from "./chain.js";
+import type { AccessPolicy } from "./access.js";
+import { dependency, type FrameState } from "./callee-references.js";
+import { parseChain, type Step } from "./chain.js";
 import type { DecodeContext } from "./codec.js";
-import type { RpcError } from "./errors.js";
+import { CallFlags } from "./envelopes.js";
+import { RpcError } from "./errors.js";
+import type { RpcLimits } from "./limits.js";
 import type { StubHolder } from "./proxy.js";
 import type { Outcome } from "./replies.js";
 
@@ -42,6 +46,53 @@ export interface Incoming {
    */
   recorded: boolean;
   keep: boolean;
+}
+
+/**
+ * Reads one envelope of a calls frame, `[id, chain, target?, flags?]`, into a call: checks its
+ * shape, the calls of the frame it pipelines on (added to `frame.deps`) and its chain (names
+ * against the access policy, arguments against the limits). Throws the refusal.
+ */
+export function readIncoming(
+  envelope: unknown[],
+  frame: FrameState,
+  ctx: DecodeContext,
+  config: { readonly policy: AccessPolicy; readonly limits: RpcLimits; readonly label: string },
+): Incoming {
+  frame.deps = undefined;
+  if (envelope.length < 2 || envelope.length > 4) throw new RpcError("PROTOCOL", "A call must be [id, chain, target?, flags?].");
+  const target = envelope.length > 2 ? envelope[2] : 0;
+  const flags = envelope.length > 3 ? envelope[3] : 0;
+  if (!Number.isSafeInteger(target) || !Number.isSafeInteger(flags) || (flags as number) < 0) {
+    throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
+  }
+  if ((target as number) < 0) (frame.deps ??= []).push(dependency(-(target as number), frame.byId));
+  const steps = parseChain(
+    envelope[1],
+    config.policy,
+    config.limits,
+    ctx,
+    config.label,
+    target === 0 && !((flags as number) & CallFlags.System),
+  );
+  return {
+    id: envelope[0] as number,
+    steps,
+    target: target as number,
+    flags: flags as number,
+    deps: frame.deps,
+    ctx,
+    outcome: undefined,
+    referenced: false,
+    waiters: undefined,
+    borrowed: undefined,
+    controller: undefined,
+    cancelled: false,
+    started: false,
+    settled: false,
+    recorded: false,
+    keep: true,
+  };
 }
 
 /** Why a cancelled call's signal aborted. */

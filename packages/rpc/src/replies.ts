@@ -138,3 +138,12 @@ export function failure(code: unknown, message: unknown, extra: unknown, readCau
   }
   return readCause ? new RpcError(known, text, { cause: readCause(extra) }) : new RpcError(known, text);
 }
+
+/** What the delivery record keeps for a call whose reply held references (see `complete`). */
+export function referencesEnded(id: number, label: string): Reply {
+  const error = new RpcError(
+    "REFERENCE_LOST",
+    `The call ran on ${label}, but its answer was lost with the connection, and it held objects or functions passed by reference, which end with their connection. It was not run again; make the call again for new references.`,
+  );
+  return { json: failed(id, error), blobs: [], ready: undefined };
+}
