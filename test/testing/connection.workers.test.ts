@@ -65,11 +65,11 @@ describe("dropConnection", () => {
     expect(testConnection(counter).attempts).toHaveLength(2);
   });
 
-  it("the object sees its socket close (1001) and holds only the new one", async () => {
+  it("the object sees its socket close (4006, standing in for 1006) and holds only the new one", async () => {
     using counter = createTestClient(env.COUNTER, unique("drop-server"));
     await counter.increment();
     dropConnection(counter);
-    await vi.waitFor(async () => expect(await counter.closes()).toEqual([1001]));
+    await vi.waitFor(async () => expect(await counter.closes()).toEqual([4006]));
     expect(await counter.socketCount()).toBe(1);
   });
 

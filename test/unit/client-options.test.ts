@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRpcClient, rpcConnection, type TransportFactory, withCallOptions } from "../../packages/rpc/src/index.js";
 import { resolveServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import { RpcError } from "../../packages/rpc/src/errors.js";
 import { pairWith } from "../support/paired-transport.js";
 import { expectRpcError, expectThrowsCode, rejectionOf } from "./helpers.js";
 
@@ -110,4 +111,15 @@ describe("option validation", () => {
       rpcConnection(client).close();
     }
   });
+});
+
+it("refuses an instance with a lone surrogate with RpcError BAD_OPTION, like other bad instances", () => {
+  let error: unknown;
+  try {
+    createRpcClient("COUNTER", "room-\uD800", { baseUrl: "https://app.example.com" });
+  } catch (caught) {
+    error = caught;
+  }
+  expect(error).toBeInstanceOf(RpcError);
+  expect((error as RpcError).code).toBe("BAD_OPTION");
 });

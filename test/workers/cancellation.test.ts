@@ -3,9 +3,9 @@
  * on calls held back by sequential ordering, and on calls that pipeline on a cancelled one.
  */
 import { type RpcError, withCallOptions } from "@dorpc/rpc";
-import { createTestClient } from "@dorpc/testing";
+import { createTestClient, dropConnection } from "@dorpc/testing";
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { rejection, rpcFailure, uniqueName } from "./helpers.js";
 import type { Counter, MyCounter } from "./objects.js";
 
@@ -147,5 +147,32 @@ describe("a call pipelined on a call that is cancelled before it starts", () => 
     expect((aError as RpcError).code).toBe("TIMEOUT");
     // A's own error (within 50 ms), not B's timeout of 3000 ms.
     expect(await rejection(b)).toBe(aError);
+  });
+});
+
+describe("a cut is not a cancellation", () => {
+  it("a call running when the connection is cut runs on (its signal not aborted); the resend gets its answer", async () => {
+    using c = createTestClient<Counter>(env.COUNTER, uniqueName("cut-runs-on"));
+    await c.getValue();
+    const outcome = c.waitOrCancel(200);
+    await new Promise((r) => setTimeout(r, 50));
+    dropConnection(c); // a network blip: the client reconnects and resends at once
+    expect(await outcome).toBe("finished");
+    expect(await c.waitOutcome()).toBe("finished");
+  });
+
+  it("a client that closes (disposed) does cancel it: the object's signal aborts", async () => {
+    const name = uniqueName("dispose-aborts");
+    const c = createTestClient<Counter>(env.COUNTER, name);
+    await c.getValue();
+    const outcome = c.waitOrCancel(10_000);
+    outcome.then(
+      () => undefined,
+      () => undefined,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    c[Symbol.dispose]();
+    using again = createTestClient<Counter>(env.COUNTER, name);
+    await vi.waitFor(async () => expect(await again.waitOutcome()).toBe("cancelled: AbortError"));
   });
 });

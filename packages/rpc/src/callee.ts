@@ -70,7 +70,7 @@ export class Callee {
   private readonly env: ChainEnv;
   private readonly replyEnv: ReplyEnv;
   /** Bracket each step's synchronous user code (the server tracks the running call there). */
-  protected enter: () => void = noop;
+  protected enter: (call: unknown) => void = noop;
   protected leave: () => void = noop;
   /**
    * The frame being read by `receive` (which is synchronous): what its reference records may
@@ -246,7 +246,7 @@ export class Callee {
       cursor = this.startingPoint(call);
       this.buildArguments(call);
       this.entering(call);
-      value = runSteps(cursor, call.steps, 0, this.env, this.enter, this.leave);
+      value = runSteps(cursor, call.steps, 0, this.env, this.enter, this.leave, call);
     } catch (error) {
       this.complete(call, { ok: false, error });
       return undefined;
@@ -371,9 +371,14 @@ export class Callee {
   /** The caller cancelled `call` (it may not have started). */
   protected dropped(_call: Incoming): void {}
 
-  /** The connection ended: every running call is cancelled, queued calls never start. */
-  close(): void {
+  /**
+   * The connection ended: every running call is cancelled, queued calls never start. When it was
+   * cut (`peerMayReturn`), a started call kept in the delivery record runs on, its signal not
+   * aborted: the caller resends it on its next connection, where it is answered when it ends.
+   */
+  close(peerMayReturn = false): void {
     for (const call of this.running.values()) {
+      if (peerMayReturn && call.started && call.recorded) continue;
       call.cancelled = true;
       call.controller?.abort(cancelledReason());
     }

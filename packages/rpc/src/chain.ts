@@ -142,13 +142,23 @@ const METHOD = Symbol("method");
 
 /**
  * Runs steps from `i`; synchronous until a step returns a promise (or a pipelining handle), then
- * continues when it settles. `enter`/`leave` bracket each step's synchronous user code.
+ * continues when it settles. `enter(call)`/`leave` bracket each step's synchronous user code;
+ * `call` is the caller's token for the call these steps belong to, given to `enter` again when
+ * the steps resume (other calls may have entered meanwhile).
  */
-export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv, enter: () => void, leave: () => void): unknown {
+export function runSteps(
+  cursor: Cursor,
+  steps: Step[],
+  i: number,
+  env: ChainEnv,
+  enter: (call: unknown) => void,
+  leave: () => void,
+  call: unknown,
+): unknown {
   for (; i < steps.length; i++) {
     const step = steps[i]!;
     let produced: unknown;
-    enter();
+    enter(call);
     try {
       if (typeof step === "string") {
         produced = readStep(cursor, step, env);
@@ -165,7 +175,7 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
               return args.then((checked) => {
                 step.args = checked;
                 step.checked = true;
-                return runSteps(cursor, steps, i, env, enter, leave);
+                return runSteps(cursor, steps, i, env, enter, leave, call);
               });
             }
             step.args = args;
@@ -190,7 +200,7 @@ export function runSteps(cursor: Cursor, steps: Step[], i: number, env: ChainEnv
       const next = i + 1;
       return Promise.resolve(produced).then((value) => {
         cursor.value = value;
-        return runSteps(cursor, steps, next, env, enter, leave);
+        return runSteps(cursor, steps, next, env, enter, leave, call);
       });
     }
     cursor.value = produced;

@@ -242,6 +242,18 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   ) as RpcClient<T>;
 }
 
+/** `value` percent-encoded as one path segment; a string that is not well-formed UTF-16 (a lone surrogate) cannot be. */
+function segment(what: string, value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    throw new RpcError(
+      "BAD_OPTION",
+      `${what} ${JSON.stringify(value)} holds a lone surrogate (not well-formed Unicode), so it cannot be a URL path segment.`,
+    );
+  }
+}
+
 /** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
 export function connectUrl(binding: string, instance: string, options: Pick<RpcClientOptions, "baseUrl" | "prefix" | "query">): string {
   const base = options.baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
@@ -257,7 +269,7 @@ export function connectUrl(binding: string, instance: string, options: Pick<RpcC
   const scheme = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" }[url.protocol];
   if (!scheme) throw new RpcError("BAD_OPTION", `baseUrl must be http(s) or ws(s), got ${JSON.stringify(url.protocol)}.`);
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
-  const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}`;
+  const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${segment("binding", binding)}/${segment("instance", instance)}`;
   const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : "";
   return `${scheme}//${url.host}${path}${query}`;
 }

@@ -379,12 +379,13 @@ export class Connection {
    * `why`), running calls are cancelled, queued output is dropped. The caller half and exports
    * are the owner's to settle (a client session keeps its calls for the next connection).
    */
-  end(why: ImportEnd): void {
+  /** The connection is gone. `peerMayReturn`: it was cut, not closed by the peer (see `Callee.close`). */
+  end(why: ImportEnd, peerMayReturn = false): void {
     if (this.ended) return;
     this.ended = true;
     this.outbox.clear();
     this.imports.lost(why);
-    this.callee.close();
+    this.callee.close(peerMayReturn);
   }
 }
 

@@ -292,12 +292,21 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
   const conn = connections.get(channel);
   if (!conn) return;
   connections.delete(channel);
-  conn.end({ code: "REFERENCE_LOST", message: `The client disconnected (code ${code}); its references ended with its connection.` });
+  // Closed by the client (disposed, page left) or refused by the object: it does not come back
+  // for these calls. Anything else (1006, a heartbeat timeout, a restart) is a cut it may resend after.
+  const peerMayReturn = !CLIENT_GONE.has(code);
+  conn.end(
+    { code: "REFERENCE_LOST", message: `The client disconnected (code ${code}); its references ended with its connection.` },
+    peerMayReturn,
+  );
   conn.caller.failAll(
     new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),
   );
   conn.exports.peerLost();
 }
+
+/** Close codes after which a client does not resend the calls of that connection. */
+const CLIENT_GONE = new Set<number>([CloseCode.Normal, CloseCode.GoingAway, 1003, CloseCode.PolicyViolation, CloseCode.MessageTooBig]);
 
 /** `requireSchemas`: the refusal of a call to a function without an argument schema. */
 function unschematised(name: string | undefined, label: string): RpcError {

@@ -185,14 +185,17 @@ class RecordWriter extends RecordWalk {
         return this.push([tag as never, bigintValue.call(value).toString()], value);
       case "Array":
         // An array from another realm, or with an unusual prototype: its elements still travel.
-        return this.addArray(value as unknown[]);
+        // (Not an object that only says so with Symbol.toStringTag.)
+        if (Array.isArray(value)) return this.addArray(value);
+        break;
       case "Blob":
       case "File":
         if (BlobCtor && value instanceof BlobCtor) return this.push(this.bytes.blob(value), value);
         break;
     }
     if (ArrayBuffer.isView(value)) return this.bytes.view(value, (record) => this.push(record, value));
-    if (value instanceof Error || tag === "Error") return this.addError(value as Error);
+    // An error of another realm says "Error" too; an object whose Symbol.toStringTag says so is not one.
+    if (value instanceof Error || (tag === "Error" && !(Symbol.toStringTag in value))) return this.addError(value as Error);
     const referred = this.referred(value);
     if (referred !== undefined) return referred;
     const ctor = (value as { constructor?: { name?: unknown } }).constructor;
@@ -282,9 +285,13 @@ class RecordWriter extends RecordWalk {
       name: errorName(error),
     };
     // An error made without a message has none of its own: it must not arrive with `message: ""`.
+    // One whose class defines it (DOMException's getter) sends it when it says something.
     if (hasOwn(error, "message")) {
       const message = this.read(error, "message");
       payload.message = typeof message === "string" ? message : String(message);
+    } else {
+      const inherited = this.read(error, "message");
+      if (typeof inherited === "string" && inherited !== "") payload.message = inherited;
     }
     const index = this.push([T.ERROR, payload], error);
     if (this.ctx.stack) {
@@ -335,7 +342,7 @@ function isIndexKey(key: string, length: number): boolean {
   return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
 }
 
-function errorName(error: Error): string {
+export function errorName(error: Error): string {
   const name = error.name;
   if (typeof name === "string" && name !== "Error") return name;
   // `class NotFound extends Error {}` leaves name "Error": the class name is what users expect.

@@ -46,6 +46,8 @@ export interface Incoming {
    */
   recorded: boolean;
   keep: boolean;
+  /** The server's `{ conn, call }` for `rpcCaller()` while its steps run (current-call.ts). */
+  running: object | undefined;
 }
 
 /**
@@ -92,6 +94,7 @@ export function readIncoming(
     settled: false,
     recorded: false,
     keep: true,
+    running: undefined,
   };
 }
 
@@ -121,5 +124,6 @@ export function refusedCall(id: number, error: RpcError): Incoming {
     settled: true,
     recorded: false,
     keep: false,
+    running: undefined,
   };
 }

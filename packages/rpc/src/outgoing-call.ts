@@ -74,6 +74,11 @@ export class OutgoingCall {
   timeout = 0;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /**
+   * Failed (`DISCONNECTED`), not resent, when its connection drops: its maker sends a new one with
+   * arguments that are current then (a subscribe and its cursor, subscriptions.ts).
+   */
+  remade = false;
   /** May run twice: re-sent as a fresh call after a drop (at most `retries` times). */
   idempotent = false;
   retries = 0;

@@ -13,6 +13,7 @@
  *
  * Internal module.
  */
+import { errorName } from "./encoder.js";
 import { isOwnError } from "./refusals.js";
 import { type EncodeContext, resolveBlobs, writeThrown, writeValue } from "./codec.js";
 import { ReplyStatus, type WireRecord } from "./envelopes.js";
@@ -68,12 +69,26 @@ function writeThrownReply(id: number, error: unknown, env: ReplyEnv): Reply {
     return { json, blobs: ctx.blobs, ready: pendingBlobs(id, ctx) };
   } catch {
     // The thrown value holds something that cannot travel: keep what identifies it.
-    const plain = error instanceof Error ? error : new Error(String(error));
-    const fallback = new Error(plain.message);
-    fallback.name = plain.name;
-    if (stack && plain.stack) fallback.stack = plain.stack;
+    const fallback = identifying(error, stack);
     const blobs: Uint8Array[] = [];
     return { json: JSON.stringify([id, ReplyStatus.Threw, writeThrown(fallback, { blobs, stack })]), blobs, ready: undefined };
+  }
+}
+
+/**
+ * A plain `Error` with what identifies a thrown value that cannot travel: its class name (a
+ * subclass that does not set `name` keeps its class's), message and, when allowed, stack. Reading
+ * them runs user code (getters, `toString`), which may throw too: then a generic message.
+ */
+function identifying(error: unknown, stack: boolean): Error {
+  try {
+    const plain = error instanceof Error ? error : new Error(String(error));
+    const fallback = new Error(String(plain.message));
+    fallback.name = errorName(plain);
+    if (stack && typeof plain.stack === "string") fallback.stack = plain.stack;
+    return fallback;
+  } catch {
+    return new Error("The method threw a value that can be neither sent nor described.");
   }
 }
 

@@ -51,11 +51,11 @@ export class ServerCallee extends Callee {
   /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
   private gates: Map<Incoming, Promise<void>> | undefined;
   private idleWaiters: (() => void)[] | undefined;
-  /** The call `enter` makes current (set just before its steps run), and the one it replaced. */
-  private entered: RunningCall | undefined;
+  /** The call `enter` replaced as current, restored by `leave`. */
   private outer: RunningCall | undefined;
-  protected override enter = () => {
-    this.outer = swapCurrent(this.entered);
+  /** Makes the call whose step runs current (each time its steps resume, too). */
+  protected override enter = (call: unknown) => {
+    this.outer = swapCurrent((call as Incoming).running as RunningCall);
   };
   protected override leave = () => {
     swapCurrent(this.outer);
@@ -232,7 +232,7 @@ export class ServerCallee extends Callee {
   }
 
   protected override entering(call: Incoming): void {
-    this.entered = { conn: this.conn, call };
+    call.running ??= { conn: this.conn, call } satisfies RunningCall;
   }
 
   protected override ended(call: Incoming): void {
@@ -275,11 +275,11 @@ export class ServerCallee extends Callee {
     }
   }
 
-  override close(): void {
+  override close(peerMayReturn = false): void {
     this.held = [];
     this.active = undefined;
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
-    super.close();
+    super.close(peerMayReturn);
   }
 }
 

@@ -268,6 +268,7 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       this.caller.connectionLost(
         conn,
         (call) => {
+          if (call.remade) return "fail";
           if (call.idempotent && call.retries > 0) {
             call.retries--;
             return "resend";

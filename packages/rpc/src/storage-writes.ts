@@ -20,6 +20,11 @@
  * in the same turn, so in the same commit: the delivery record (delivery-wipe.ts) and the topic
  * log (topics.ts) make their tables again there and carry over what must survive.
  *
+ * `afterTransaction(storage, fn)`: inside an explicit transaction (`transactionSync()`, or the
+ * closure of `transaction()`), runs `fn(committed)` when the outermost one ends — `false` when
+ * the one it was made in threw (its writes rolled back); returns false outside one. The topic
+ * log defers pushing an event published in a transaction until it is committed.
+ *
  * Internal module.
  */
 import type { Sql } from "./sql.js";
@@ -121,4 +126,65 @@ function wipeHooksOf(storage: object): Set<WipeHook> {
     };
   }
   return all;
+}
+
+/** Explicit transactions open on a storage, innermost last, each with what waits for its end. */
+const openTransactions = new WeakMap<object, ((committed: boolean) => void)[][]>();
+
+/** Tracks `storage`'s explicit transactions (once; see `afterTransaction`). */
+export function trackTransactions(storage: object): void {
+  if (openTransactions.has(storage)) return;
+  const open: ((committed: boolean) => void)[][] = [];
+  openTransactions.set(storage, open);
+  const end = (committed: boolean) => {
+    const done = open.pop()!;
+    // Committed inside another one: it is committed when that one is.
+    if (committed && open.length > 0) open[open.length - 1]!.push(...done);
+    else for (const fn of done) fn(committed);
+  };
+  const methods = storage as Methods;
+  const sync = methods.transactionSync;
+  if (typeof sync === "function") {
+    methods.transactionSync = function (this: unknown, ...args: unknown[]) {
+      open.push([]);
+      let result: unknown;
+      try {
+        result = sync.apply(this, args);
+      } catch (error) {
+        end(false);
+        throw error;
+      }
+      end(true);
+      return result;
+    };
+  }
+  const async = methods.transaction;
+  if (typeof async === "function") {
+    methods.transaction = function (this: unknown, closure: unknown, ...rest: unknown[]) {
+      if (typeof closure !== "function") return async.call(this, closure, ...rest);
+      return async.call(
+        this,
+        async (...inner: unknown[]) => {
+          open.push([]);
+          try {
+            const value = await closure(...inner);
+            end(true);
+            return value;
+          } catch (error) {
+            end(false);
+            throw error;
+          }
+        },
+        ...rest,
+      );
+    };
+  }
+}
+
+/** See the module comment. */
+export function afterTransaction(storage: object, fn: (committed: boolean) => void): boolean {
+  const open = openTransactions.get(storage);
+  if (!open?.length) return false;
+  open[open.length - 1]!.push(fn);
+  return true;
 }

@@ -126,15 +126,19 @@ export class Subscriptions {
   private send(sub: Sub): void {
     if (sub.sending || sub.closed || this.session.disposed) return;
     sub.sending = true;
-    const call = this.session.call({ kind: "system" }, ["subscribe"], [sub.topic, sub.cursor ?? null]);
+    // No timeout: `ready` waits for the object's answer (a timeout on an open connection would
+    // leave the subscription neither confirmed nor sent again). After a drop it is not resent
+    // with this cursor: the next open sends a new subscribe from the cursor reached by then.
+    const call = this.session.call({ kind: "system" }, ["subscribe"], [sub.topic, sub.cursor ?? null], { timeout: 0 });
     call.observed = true;
+    call.remade = true;
     call.whenSettled(() => {
       sub.sending = false;
       if (sub.closed) return;
       if (!call.ok) {
         const error = call.error;
         // Lost with its connection: the next open sends it again. Anything else is final.
-        if (RpcError.is(error) && (error.code === "DISCONNECTED" || error.code === "TIMEOUT")) return;
+        if (RpcError.is(error) && error.code === "DISCONNECTED") return;
         this.subs.delete(sub.topic);
         sub.closed = true;
         if (!sub.ready.settled) {
@@ -174,7 +178,10 @@ export class Subscriptions {
   private deliver(topic: unknown, seq: unknown, value: unknown): void {
     const sub = typeof topic === "string" ? this.subs.get(topic) : undefined;
     if (!sub || sub.closed || typeof seq !== "number") return;
-    if (sub.cursor !== undefined && seq <= sub.cursor) return; // seen already (replayed after a drop)
+    // No cursor yet (subscribed without `since`, not confirmed): what arrives now is another
+    // subscription's replay (one closed just before); this one's events come after its answer.
+    if (sub.cursor === undefined) return;
+    if (seq <= sub.cursor) return; // seen already (replayed after a drop)
     sub.cursor = seq;
     try {
       sub.onEvent(value, { topic: sub.topic, seq });

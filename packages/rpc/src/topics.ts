@@ -21,7 +21,7 @@ import { platformIdentities } from "./platform-state.js";
 import { deliver, notification } from "./push.js";
 import { readAttachment, socketsOf, writeAttachment } from "./socket-state.js";
 import { type Sql, sqlOf, storageOf } from "./sql.js";
-import { onDeleteAll } from "./storage-writes.js";
+import { afterTransaction, onDeleteAll, trackTransactions } from "./storage-writes.js";
 import type { ResolvedTopic } from "./topics-options.js";
 
 /** What `subscribe` answers: where the client now stands. */
@@ -90,6 +90,11 @@ class TopicLog {
     };
   }
 
+  /** The newest sequence number of `topic` is read from the log again (a publish was rolled back). */
+  forget(topic: string): void {
+    this.latestSeq.delete(topic);
+  }
+
   latest(topic: string): number {
     let seq = this.latestSeq.get(topic);
     if (seq === undefined) {
@@ -147,6 +152,7 @@ function logOf(target: object, topics: ReadonlyMap<string, ResolvedTopic>): Topi
     const name = (target as { constructor?: { name?: string } }).constructor?.name || "the Durable Object";
     const created = new TopicLog(sql, topics, name);
     onDeleteAll(storageOf(target)!, () => created.wiping());
+    trackTransactions(storageOf(target)!);
     log = created;
     logs.set(target, log);
   }
@@ -169,9 +175,16 @@ export function publish(target: object, topics: ReadonlyMap<string, ResolvedTopi
   const { json, blobs } = notification(["event"], [topic, seq, event], CallFlags.System, platformIdentities(target));
   const frame = writeFrame(FrameKind.Calls, `[${json}]`, blobs);
   log.append(topic, options, seq, frame);
-  for (const ws of socketsOf(target)) {
-    if (readAttachment(ws)?.topics?.includes(topic)) deliver(ws, json, blobs, frame);
-  }
+  const push = () => {
+    for (const ws of socketsOf(target)) {
+      if (readAttachment(ws)?.topics?.includes(topic)) deliver(ws, json, blobs, frame);
+    }
+  };
+  // Published in a transaction: pushed once it is committed; rolled back, the event never was
+  // (its row went with it), and its number is read from the log again.
+  const storage = storageOf(target);
+  const deferred = storage !== undefined && afterTransaction(storage, (committed) => (committed ? push() : log.forget(topic)));
+  if (!deferred) push();
   return seq;
 }
 

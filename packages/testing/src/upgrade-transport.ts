@@ -47,8 +47,12 @@ export interface UpgradeTransport {
   drop(code: number, reason: string): boolean;
 }
 
-/** Close code sent to the object when a test drops the connection (1006 cannot be sent). */
-const DROP_CLOSE_CODE = 1001;
+/**
+ * Close code sent to the object when a test drops the connection: 1006, what the object sees of a
+ * lost network, cannot be sent, and 1001 means the client left for good (the object then aborts
+ * its calls instead of letting them finish for the resend).
+ */
+const DROP_CLOSE_CODE = 4006;
 
 export function upgradeTransport(url: string, headers: Headers, fetchUpgrade: UpgradeFetch): UpgradeTransport {
   const attempts: MutableAttempt[] = [];
