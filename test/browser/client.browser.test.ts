@@ -196,7 +196,9 @@ describe("the client in Chromium, page served by the Worker's assets", () => {
         const quota = (await caught(client.fail("quota"))) as Error & { code?: string };
         const thrown = await caught(client.fail("string"));
         const missing = (await caught((client as unknown as { nope(): Promise<void> }).nope())) as InstanceType<typeof RpcError>;
-        const unsendable = (await caught(client.echo((() => 1) as never))) as InstanceType<typeof RpcError>;
+        const unsendable = (await caught(client.echo(Symbol("nope") as never))) as InstanceType<typeof RpcError>;
+        const callback = () => 1;
+        const returned = await client.echo(callback as never); // the object hands the client's function back
         return {
           type: [type instanceof TypeError, type.name, type.message],
           range: [range instanceof RangeError, range.message, JSON.stringify(range.cause)],
@@ -204,6 +206,7 @@ describe("the client in Chromium, page served by the Worker's assets", () => {
           thrown,
           missing: [missing instanceof RpcError, RpcError.is(missing), missing.code],
           unsendable: [unsendable instanceof RpcError, unsendable.code],
+          sameFunction: returned === callback,
           stillUsable: await client.increment(),
         };
       } finally {
@@ -217,6 +220,7 @@ describe("the client in Chromium, page served by the Worker's assets", () => {
       thrown: "a thrown string",
       missing: [true, true, "NOT_FOUND"],
       unsendable: [true, "ENCODE"],
+      sameFunction: true,
       stillUsable: 1,
     });
     expect(errors).toEqual([]);
