@@ -36,6 +36,11 @@ import { microtask } from "./timers.js";
 export interface CallerOptions {
   /** Default per-call timeout in ms; 0 disables. */
   timeout: number;
+  /**
+   * The first call id, asked at the first call (default 1): on a Durable Object's socket that
+   * outlived an eviction, after the ids an earlier instance may still have waiting on the client.
+   */
+  firstId?: () => number;
   limits: Readonly<RpcLimits>;
   /** Describes the other end in error messages. */
   label: string;
@@ -62,7 +67,8 @@ export interface CallerOptions {
 export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => RpcError | Promise<RpcError | undefined> | undefined;
 
 export class Caller implements CallMaker {
-  private nextId = 1;
+  /** 0 until the first call asks `options.firstId`. */
+  private nextId = 0;
   /** Calls made and not settled (queued or waiting for a reply), by id. */
   readonly pending = new Map<number, OutgoingCall>();
   /** Calls not yet handed to a connection, in order. */
@@ -124,6 +130,7 @@ export class Caller implements CallMaker {
     if (this.queue.length >= limits.maxPendingCalls) this.queue = this.queue.filter((c) => !c.settled);
     const checked = args && base.kind === "root" && this.argsCheck ? this.argsCheck(path, args) : undefined;
     if (checked instanceof RpcError) return failedCall(checked);
+    if (this.nextId === 0) this.nextId = this.options.firstId?.() ?? 1;
     const call = new OutgoingCall(this.nextId++);
     try {
       writeCall(this, this.options, call, base, path, args);

@@ -26,7 +26,7 @@ import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { refuseOversized, scanOversized } from "./oversized.js";
 import { makeStub, stubHolder } from "./proxy.js";
-import { checkReference, type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+import { checkReference, type ExportTable, type ImportEnd, ImportTable, releaseUnclaimed } from "./references.js";
 import { failure } from "./replies.js";
 import type { ServerCallee } from "./server-callee.js";
 import { microtask } from "./timers.js";
@@ -184,7 +184,7 @@ export class Connection {
       if (!Array.isArray(reply) || !isWireId(reply[0])) continue;
       const call = this.caller.waiting(reply[0]);
       if (!call || call.sentOn !== this) {
-        this.releaseUnclaimed(reply); // timed out, cancelled, or never ours
+        releaseUnclaimed(this.imports, reply); // timed out, cancelled, or never ours
         continue;
       }
       ctx ??= this.replyContext(blobs);
@@ -217,28 +217,6 @@ export class Connection {
         outcome = error;
       }
       this.caller.settleReply(reply[0], ok, outcome);
-    }
-  }
-
-  /**
-   * A reply nobody waits for any more (the call timed out or was cancelled after it ran): the
-   * objects and functions it hands out by reference are released at once, or the peer would
-   * hold them for the rest of the connection.
-   */
-  private releaseUnclaimed(reply: unknown[]): void {
-    const table = reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw ? reply[2] : undefined;
-    if (!Array.isArray(table)) return;
-    for (const record of table as unknown[]) {
-      if (!Array.isArray(record) || record[0] !== RefRecord.Export) continue;
-      try {
-        checkReference(RefRecord.Export, record[1]);
-        const [id, kind] = record[1] as [number, number];
-        const entry = this.imports.receive(id, kind);
-        // Held by a stub already: counted, and released with it; else released now.
-        if (entry.holders === 0) this.imports.release(entry, { code: "RELEASED", message: "Released: its call was given up." });
-      } catch {
-        // not a reference we can count: nothing to release
-      }
     }
   }
 
@@ -343,6 +321,16 @@ export class Connection {
       });
     }
     this.releases.push([id, count]);
+  }
+
+  /**
+   * Releases, now, everything this end holds of the peer (an HTTP batch is answered: what the
+   * object kept of the client ends with the request), after anything queued before.
+   */
+  releaseImports(why: ImportEnd): void {
+    const pairs = this.imports.drain(why);
+    if (pairs.length) this.outbox.add(FrameKind.Release, pairs.map(([i, n]) => `[${i},${n}]`).join(","));
+    this.outbox.flush();
   }
 
   /** The error for a call on export `id` that this connection does not (or no longer) hold. */

@@ -65,6 +65,8 @@ export class SessionMemory {
   private readonly rowAt = new Map<string, number>();
   /** Per session: the call id from which its next batch prunes. */
   private readonly pruneFrom = new Map<string, number>();
+  /** Per session: the highest call id that arrived without the Retry flag (see `arrivedBefore`). */
+  private readonly highest = new Map<string, number>();
   private trimmedAt = 0;
 
   /** Sessions with entries now (for tests and diagnostics). */
@@ -87,6 +89,20 @@ export class SessionMemory {
       this.rowAt.delete(other);
       this.pruneFrom.delete(other);
     }
+    for (const other of this.highest.keys()) if (!this.rowAt.has(other)) this.highest.delete(other);
+  }
+
+  /**
+   * Whether call `id` of `session` may have arrived before: its id is not above every id seen so
+   * far, resends included (it is noted when it is). Over WebSockets a session's
+   * new calls arrive in order; an HTTP request (or an old socket's last frame) can arrive after
+   * the resend of its calls on a newer one, and must then not run them a second time.
+   */
+  arrivedBefore(session: string, id: number): boolean {
+    const top = this.highest.get(session);
+    if (top !== undefined && id <= top) return true;
+    this.highest.set(session, id);
+    return false;
   }
 
   /**
@@ -105,5 +121,6 @@ export class SessionMemory {
   clear(): void {
     this.rowAt.clear();
     this.pruneFrom.clear();
+    this.highest.clear();
   }
 }

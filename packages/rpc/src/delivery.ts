@@ -230,9 +230,12 @@ export class DeliveryRecord {
   /** Decides what an incoming call of `session` does. `record` false: the method keeps no record. */
   decide(session: string, id: number, flags: number, record: boolean, expiredSession: boolean): Decision {
     const retry = (flags & CallFlags.Retry) !== 0;
-    if (!retry) return record ? RUN_RECORDED : RUN_UNRECORDED;
     if (!record) return RUN_UNRECORDED; // a read: running it again is what it would have done
-    if (expiredSession) return { kind: "refuse", error: expired(id) };
+    // A new call, unless its id was seen (see SessionMemory.arrivedBefore): then it is checked
+    // like a resend, except that a call with no row simply never ran.
+    const late = this.memory.arrivedBefore(session, id) && !retry;
+    if (!retry && !late) return RUN_RECORDED;
+    if (expiredSession && retry) return { kind: "refuse", error: expired(id) };
     const running = this.running.get(session)?.get(id);
     if (running) {
       running.done ??= new Promise<void>((resolve) => (running.finish = resolve));
@@ -240,6 +243,10 @@ export class DeliveryRecord {
     }
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
+    if (late) {
+      const frame = findAnswer(this.sql, session, id);
+      return frame === undefined ? RUN_RECORDED : frame === NOT_KEPT ? { kind: "refuse", error: notKept(id) } : { kind: "replay", frame };
+    }
     const newest = newestAnswer(this.sql, session);
     // A session older than the last wipe: a call without a row may have run before it.
     const spans = this.wipes.spans(session);
@@ -247,15 +254,7 @@ export class DeliveryRecord {
     if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
     const frame = newest === undefined ? undefined : findAnswer(this.sql, session, id);
     if (frame === undefined) return spans ? { kind: "refuse", error: wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
-    if (frame === NOT_KEPT) {
-      return {
-        kind: "refuse",
-        error: new RpcError(
-          "DISCONNECTED",
-          `Call ${id} ran before the connection dropped, but its result was not kept (record: false, or larger than exactlyOnce.maxResultBytes); it was not run again.`,
-        ),
-      };
-    }
+    if (frame === NOT_KEPT) return { kind: "refuse", error: notKept(id) };
     return { kind: "replay", frame };
   }
 
@@ -394,6 +393,13 @@ export class DeliveryRecord {
     if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
+}
+
+function notKept(id: number): RpcError {
+  return new RpcError(
+    "DISCONNECTED",
+    `Call ${id} ran before the connection dropped, but its result was not kept (record: false, or larger than exactlyOnce.maxResultBytes); it was not run again.`,
+  );
 }
 
 function expired(id: number): RpcError {

@@ -179,8 +179,11 @@ const connections = new WeakMap<ReplyChannel, ServerConnection>();
 export interface ChannelHooks {
   /** True when reference `id` was handed out on the channel before an eviction (it is gone). */
   lostBefore?: (id: number) => boolean;
-  /** The connection hands out its first reference: returns its first id (see references.ts). */
-  onFirstExport?: () => number | undefined;
+  /**
+   * The connection hands out its first reference, or makes its first call: the first id of
+   * either (see references.ts); after an eviction, past the ids an earlier instance used.
+   */
+  firstId?: () => number;
   /** What the client's system calls (subscribe, unsubscribe) reach on this channel. */
   system?: object;
   /** The client session of this channel, when known before its Hello (after eviction). */
@@ -212,10 +215,11 @@ export function connectionFor(
   conn = new Connection(channel, {
     limits,
     key: channel,
-    exports: new ExportTable(limits.maxExports, `The connection to ${label}`, hooks?.onFirstExport),
+    exports: new ExportTable(limits.maxExports, `The connection to ${label}`, hooks?.firstId),
     caller: (c) => {
       const caller = new Caller({
         timeout: options.callTimeout,
+        firstId: hooks?.firstId,
         limits,
         label: "the client",
         exports: c.exports,

@@ -91,9 +91,11 @@ export async function handleBatch(
     }
   }
 
-  const session = request.headers.get(SESSION_HEADER) ?? undefined;
-  if (session !== undefined && !SESSION_ID.test(session))
+  const header = request.headers.get(SESSION_HEADER) ?? undefined;
+  if (header !== undefined && !SESSION_ID.test(header))
     return refusal(400, "PROTOCOL", `${SESSION_HEADER} must be 16–64 characters of base64url.`);
+  // The JSON form numbers its calls per request (1, 2, …): it has no session to be kept under.
+  const session = calls ? undefined : header;
 
   // One connection for the request: replies are collected, never sent early.
   const sent: WireFrame[] = [];
@@ -124,6 +126,9 @@ export async function handleBatch(
     }
     conn.receive(frame);
     await conn.whenIdle();
+    // What the object kept of the client (a function it dup()ed) ends with the request: the
+    // client is told, so it can let go of them too.
+    conn.releaseImports({ code: "REFERENCE_LOST", message: "Received over HTTP batch: it ended with its request." });
   } finally {
     channelClosed(channel, 1000, "batch answered");
   }

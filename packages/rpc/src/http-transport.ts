@@ -15,7 +15,7 @@
  *
  * Internal module.
  */
-import { FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
+import { CallFlags, FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, resendingHeader, SESSION_HEADER, splitFrames } from "./http-frames.js";
@@ -72,7 +72,7 @@ export function httpTransport(options: HttpTransportOptions = {}): TransportFact
 class HttpTransport implements RpcTransport {
   private closed = false;
   private session: string | undefined;
-  /** Set while requests resend calls: how old the session was when it said so (see the hello). */
+  /** Set until the request that resends calls: how old the session was when it said so (see the hello). */
   private resendingAge: number | undefined;
   private readonly inFlight = new Set<AbortController>();
 
@@ -113,7 +113,11 @@ class HttpTransport implements RpcTransport {
     const headers = new Headers(this.headers);
     headers.set("Content-Type", FRAME_TYPE);
     if (this.session) headers.set(SESSION_HEADER, this.session);
-    if (this.resendingAge !== undefined) headers.set(RESENDING_HEADER, resendingHeader(this.resendingAge));
+    if (this.resendingAge !== undefined) {
+      // The resends follow the hello at once, in the first frame: only its request says so.
+      headers.set(RESENDING_HEADER, resendingHeader(this.resendingAge));
+      this.resendingAge = undefined;
+    }
     let response: Response;
     try {
       response = await this.fetchImpl(this.url, { method: "POST", headers, body: frame as RequestInit["body"], signal: controller.signal });
@@ -176,17 +180,31 @@ class HttpTransport implements RpcTransport {
     for (const frame of frames) this.deliver(frame);
   }
 
-  /** The object refused the request: each call it carried fails with that error. */
+  /**
+   * The request was refused or never sent: each call it carried fails with that error — but a
+   * resend (Retry flag) went out on an earlier request too, which may have run it: it fails
+   * `DISCONNECTED` (it may have run), never "nothing was sent".
+   */
   private failCalls(frame: WireFrame, error: { code: string; message: string }): void {
-    let ids: number[] = [];
+    let calls: unknown[][] = [];
     try {
       // Our own frame, read whatever its size: the refusal may be of a frame over the defaults.
       const parsed = readFrame(frame, OWN_FRAME);
-      ids = ((parsed?.body ?? []) as unknown[][]).map((call) => call[0] as number).filter((id) => id > 0);
+      calls = ((parsed?.body ?? []) as unknown[][]).filter((call) => (call[0] as number) > 0);
     } catch {
       // our own frame: always readable
     }
-    const replies = ids.map((id) => [id, ReplyStatus.Failed, isRpcErrorCode(error.code) ? error.code : "PROTOCOL", error.message]);
+    const code = isRpcErrorCode(error.code) ? error.code : "PROTOCOL";
+    const replies = calls.map((call) =>
+      ((call[3] as number | undefined) ?? 0) & CallFlags.Retry
+        ? [
+            call[0],
+            ReplyStatus.Failed,
+            "DISCONNECTED",
+            `The call was sent again after an earlier request got no answer, and that request may have run it; this one failed: ${error.message}`,
+          ]
+        : [call[0], ReplyStatus.Failed, code, error.message],
+    );
     this.deliver(`\u001eR${JSON.stringify(replies)}`);
   }
 

@@ -61,14 +61,31 @@ export type ClientStub<C> = {
 
 const OPEN = 1;
 
-function socketOf(ref: ClientRef): WebSocket | undefined {
-  return "socket" in ref ? ref.socket : ref;
+/** The socket of a caller or a socket; `BAD_OPTION` for anything else (`what` names the option). */
+function socketOf(ref: ClientRef, what: string): WebSocket | undefined {
+  if (typeof ref === "object" && ref !== null) {
+    if ("socket" in ref) return ref.socket;
+    if (typeof (ref as Partial<WebSocket>).send === "function") return ref;
+  }
+  throw new RpcError(
+    "BAD_OPTION",
+    `${what} takes a client: rpcCaller() (inside a call) or one of ctx.getWebSockets(), not ${describeRef(ref)}.`,
+  );
+}
+
+function describeRef(ref: unknown): string {
+  if (ref === null) return "null";
+  if (typeof ref === "object") return "an object with neither a socket nor a send method";
+  return typeof ref === "string" ? JSON.stringify(ref.slice(0, 40)) : String(ref);
 }
 
 /** Calls on the clients `filter` selects among `target`'s sockets, as notifications. */
 export function broadcastTo<C>(target: object, filter: ClientFilter | undefined): Broadcast<C> {
   const except = filter?.except;
-  const excluded = except === undefined ? undefined : new Set((Array.isArray(except) ? except : [except]).map(socketOf));
+  const excluded =
+    except === undefined
+      ? undefined
+      : new Set((Array.isArray(except) ? except : [except]).map((ref: ClientRef) => socketOf(ref, "clients({ except })")));
   const where = filter?.where;
   if (where !== undefined && typeof where !== "function")
     throw new RpcError("BAD_OPTION", "clients({ where }) must be a function of a ClientInfo.");
@@ -153,12 +170,9 @@ export function clientStub<C>(
   if (ref === undefined || ref === null) {
     throw new RpcError("BAD_OPTION", "client() needs a client: pass rpcCaller() (inside a call) or one of ctx.getWebSockets().");
   }
-  const ws = socketOf(ref);
+  const ws = socketOf(ref, "client()");
   if (ws === undefined) {
     throw new RpcError("NOT_CALLABLE", "This caller came over HTTP batch: it has no connection, so the object cannot call it back.");
-  }
-  if (typeof (ws as Partial<WebSocket>).send !== "function") {
-    throw new RpcError("BAD_OPTION", "client() needs a WebSocket or an RpcCaller.");
   }
   // The same hooks as the socket's messages get: the connection made here may be the one they use.
   const conn = connectionFor(ws, target, options, hooks);

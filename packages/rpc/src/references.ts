@@ -18,7 +18,7 @@
  *
  * Internal module.
  */
-import { ExportKind, isWireId, RefRecord } from "./envelopes.js";
+import { ExportKind, isWireId, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
 export interface ExportEntry {
@@ -41,11 +41,11 @@ export class ExportTable {
     private readonly max: number,
     private readonly label: string,
     /**
-     * Called when the first entry is made (the workerd glue marks the socket); returns the first
-     * id to use when ids from 1 may still be in the peer's hands (handed out on the same socket
-     * before an eviction).
+     * Asked when the first entry is made (the workerd glue marks the socket): the first id, when
+     * ids from 1 may still be in the peer's hands (handed out on the same socket before an
+     * eviction).
      */
-    private readonly onFirstExport?: () => number | undefined,
+    private readonly firstId?: () => number,
   ) {}
 
   get size(): number {
@@ -62,7 +62,7 @@ export class ExportTable {
           `${this.label} already holds ${this.byId.size} objects or functions passed by reference (limits.maxExports); release stubs you no longer need.`,
         );
       }
-      if (this.nextId === 0) this.nextId = this.onFirstExport?.() ?? 1;
+      if (this.nextId === 0) this.nextId = this.firstId?.() ?? 1;
       entry = { id: this.nextId++, value, kind: typeof value === "function" ? ExportKind.Function : ExportKind.Object, refs: 0, pins: 0 };
       this.byId.set(entry.id, entry);
       this.byValue.set(value, entry);
@@ -184,6 +184,17 @@ export class ImportTable {
     this.sendRelease(entry.id, entry.received);
   }
 
+  /** Ends every import and returns the releases to send for them (`[id, received]` each). */
+  drain(why: ImportEnd): [number, number][] {
+    const pairs: [number, number][] = [];
+    for (const entry of this.byId.values()) {
+      entry.ended = why;
+      pairs.push([entry.id, entry.received]);
+    }
+    this.byId.clear();
+    return pairs;
+  }
+
   /** The connection ended: every import is dead, nothing is sent. */
   lost(why: ImportEnd): void {
     for (const entry of this.byId.values()) entry.ended = why;
@@ -207,5 +218,28 @@ export function checkReference(type: number, payload: unknown): void {
     }
   } else if (!isWireId(payload)) {
     throw new RpcError("DECODE", "A return record must carry an export id.");
+  }
+}
+
+/**
+ * A reply nobody waits for any more (the call timed out or was cancelled after it ran): the
+ * objects and functions it hands out by reference are released at once, or the peer would hold
+ * them for the rest of the connection. Not decoded: its record table is only scanned for EXPORT
+ * records.
+ */
+export function releaseUnclaimed(imports: ImportTable, reply: unknown[]): void {
+  const table = reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw ? reply[2] : undefined;
+  if (!Array.isArray(table)) return;
+  for (const record of table as unknown[]) {
+    if (!Array.isArray(record) || record[0] !== RefRecord.Export) continue;
+    try {
+      checkReference(RefRecord.Export, record[1]);
+      const [id, kind] = record[1] as [number, number];
+      const entry = imports.receive(id, kind);
+      // Held by a stub already: counted, and released with it; else released now.
+      if (entry.holders === 0) imports.release(entry, { code: "RELEASED", message: "Released: its call was given up." });
+    } catch {
+      // not a reference that can be counted: nothing to release
+    }
   }
 }

@@ -24,14 +24,15 @@ export interface RpcAttachment {
   /** What `options.identify` returned for the upgrade request, if anything. */
   identity?: unknown;
   /**
-   * Set when the object first handed out a reference (stub) on this socket: which incarnation of
-   * the object did. A later incarnation (after eviction) knows those references are gone.
+   * Set when the object first handed out a reference (stub) or made a call on this socket: which
+   * incarnation of the object did. A later incarnation (after eviction) knows those references
+   * are gone, and numbers its own references and calls after theirs (`refsGen`).
    */
   refs?: string;
   /**
-   * How many incarnations before this one handed out references on this socket (absent: none).
-   * Incarnation n numbers its references from n × 2³¹ + 1, so the ids of an earlier one, which
-   * the client may still hold, never name a new object.
+   * How many incarnations before this one handed out references or made calls on this socket
+   * (absent: none). Incarnation n numbers its references and its calls from n × 2³¹ + 1, so the
+   * ids of an earlier one, which the client may still hold or be answering, never name new ones.
    */
   refsGen?: number;
   /** Topics this socket subscribed to (see topics.ts). */
@@ -120,10 +121,11 @@ export function hooksFor(channel: unknown, target: object): ChannelHooks {
       if (attachment.refs !== incarnation) return true;
       return id <= (attachment.refsGen ?? 0) * REF_ID_RANGE; // an earlier incarnation's id
     },
-    onFirstExport: () => {
+    firstId: () => {
       const attachment = readAttachment(ws);
-      if (!attachment || attachment.refs === incarnation) return undefined;
-      // An earlier incarnation handed out references here: take the next range of ids.
+      if (!attachment) return 1;
+      if (attachment.refs === incarnation) return (attachment.refsGen ?? 0) * REF_ID_RANGE + 1;
+      // An earlier incarnation handed out references or made calls here: take the next range of ids.
       const generation = attachment.refs === undefined ? 0 : ((attachment.refsGen ?? 0) + 1) % REF_GENERATIONS;
       writeAttachment(
         ws,

@@ -99,6 +99,9 @@ export interface WaitForStateOptions {
 
 const STATES: readonly ConnectionState[] = ["idle", "connecting", "open", "reconnecting", "disposed"];
 
+/** The longest a timer can wait (a longer `setTimeout` fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Resolves once the client's connection is in `state` (at once if it already is). Only waits:
  * it never connects an idle client (`rpcConnection(client).waitForOpen()` does).
@@ -109,8 +112,8 @@ const STATES: readonly ConnectionState[] = ["idle", "connecting", "open", "recon
  * ```
  *
  * @throws {TestingError} `TIMEOUT` after `options.timeout` ms (the message lists the states seen
- *   meanwhile), `DISPOSED` when the client is disposed while waiting for another state,
- *   `BAD_OPTION` for an unknown state.
+ *   meanwhile), `DISPOSED` when the client is (or is then) disposed and another state is
+ *   awaited, `BAD_OPTION` for an unknown state or a timeout that is not 1 to 2³¹ − 1 ms.
  */
 export function waitForState(client: TestClient<unknown>, state: ConnectionState, options: WaitForStateOptions = {}): Promise<void> {
   const record = recordOf(client, "waitForState");
@@ -118,11 +121,18 @@ export function waitForState(client: TestClient<unknown>, state: ConnectionState
     return Promise.reject(new TestingError("BAD_OPTION", `Unknown connection state ${describe(state)}; one of: ${STATES.join(", ")}.`));
   }
   const timeout = options.timeout ?? 5_000;
-  if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout)) {
-    return Promise.reject(new TestingError("BAD_OPTION", `options.timeout must be a positive number of ms, got ${describe(timeout)}.`));
+  if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout) || timeout > MAX_TIMER_MS) {
+    return Promise.reject(
+      new TestingError("BAD_OPTION", `options.timeout must be a positive number of ms up to ${MAX_TIMER_MS}, got ${describe(timeout)}.`),
+    );
   }
   const connection = rpcConnection(client);
   if (connection.state === state) return Promise.resolve();
+  if (connection.state === "disposed") {
+    return Promise.reject(
+      new TestingError("DISPOSED", `${record.binding}/${record.instance} is disposed: it never reaches state "${state}".`),
+    );
+  }
   const seen: ConnectionState[] = [connection.state];
   return new Promise<void>((resolve, reject) => {
     const done = (error?: TestingError): void => {
