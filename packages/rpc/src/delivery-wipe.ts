@@ -19,7 +19,6 @@
  *
  * Internal module.
  */
-import { RpcError } from "./errors.js";
 import type { Sql } from "./sql.js";
 
 /** The row's name in `_dorpc_sessions` (session ids are `[A-Za-z0-9_-]{16,64}`; "" is the sweep's row). */
@@ -82,12 +81,4 @@ export class Wipes {
   spans(session: string): boolean {
     return this.spanning.size > 0 && this.spanning.has(session);
   }
-}
-
-/** The refusal of a resend that no row written since the wipe answers. */
-export function wipedError(id: number): RpcError {
-  return new RpcError(
-    "EXPIRED",
-    `Call ${id} was resent after the object deleted its storage (ctx.storage.deleteAll()), the delivery record with it, so whether it ran cannot be known; it was not run again.`,
-  );
 }

@@ -46,9 +46,10 @@ import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, n
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
-import { Wipes, wipedError } from "./delivery-wipe.js";
+import { expired, notKept, wipedError } from "./delivery-refusals.js";
+import { Wipes } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
-import { RpcError } from "./errors.js";
+import type { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
 import type { Sql } from "./sql.js";
 import type { StorageWrites } from "./storage-writes.js";
@@ -393,18 +394,4 @@ export class DeliveryRecord {
     if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
-}
-
-function notKept(id: number): RpcError {
-  return new RpcError(
-    "DISCONNECTED",
-    `Call ${id} ran before the connection dropped, but its result was not kept (record: false, or larger than exactlyOnce.maxResultBytes); it was not run again.`,
-  );
-}
-
-function expired(id: number): RpcError {
-  return new RpcError(
-    "EXPIRED",
-    `Call ${id} was resent after its delivery record expired, so whether it ran cannot be known; it was not run again.`,
-  );
 }

@@ -1,0 +1,31 @@
+/**
+ * What a call gets when the delivery record refuses it (delivery.ts `decide`): it may have run,
+ * and it is not run again.
+ *
+ * Internal module.
+ */
+import { RpcError } from "./errors.js";
+
+/** The refusal of a resend whose call ran but whose answer was not kept. */
+export function notKept(id: number): RpcError {
+  return new RpcError(
+    "DISCONNECTED",
+    `Call ${id} ran before the connection dropped, but its result was not kept (record: false, or larger than exactlyOnce.maxResultBytes); it was not run again.`,
+  );
+}
+
+/** The refusal of a resend the record no longer knows (swept, or past its window). */
+export function expired(id: number): RpcError {
+  return new RpcError(
+    "EXPIRED",
+    `Call ${id} was resent after its delivery record expired, so whether it ran cannot be known; it was not run again.`,
+  );
+}
+
+/** The refusal of a resend that no row written since the wipe answers. */
+export function wipedError(id: number): RpcError {
+  return new RpcError(
+    "EXPIRED",
+    `Call ${id} was resent after the object deleted its storage (ctx.storage.deleteAll()), the delivery record with it, so whether it ran cannot be known; it was not run again.`,
+  );
+}
