@@ -13,10 +13,20 @@
 import { RoutingError } from "./errors.js";
 
 /** True for an object with the methods the router uses on a `DurableObjectNamespace`. */
+/** A name no Durable Object namespace has as a member (see `isDurableObjectNamespace`). */
+const NOT_A_MEMBER = "dorpcNotANamespaceMember";
+
 export function isDurableObjectNamespace(value: unknown): value is DurableObjectNamespace {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as Record<string, unknown>;
-  return typeof candidate.idFromName === "function" && typeof candidate.idFromString === "function" && typeof candidate.get === "function";
+  return (
+    typeof candidate.idFromName === "function" &&
+    typeof candidate.idFromString === "function" &&
+    typeof candidate.get === "function" &&
+    // A service binding that takes RPC answers any member name with a function: a namespace
+    // has no member of that name.
+    typeof candidate[NOT_A_MEMBER] !== "function"
+  );
 }
 
 export type BindingLookup =

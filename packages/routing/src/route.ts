@@ -314,6 +314,8 @@ const MAX_IDENTITY = 1024;
  * (`identify: readIdentityHeader`) and sees it through `rpcCaller()`. `identity` must be
  * JSON-serialisable and at most 1,024 characters as JSON.
  */
+const NON_ASCII = /[^\x20-\x7e]/g;
+
 export function withIdentity(request: Request, identity: unknown): Request {
   let json: string | undefined;
   try {
@@ -322,6 +324,9 @@ export function withIdentity(request: Request, identity: unknown): Request {
     json = undefined; // BigInt, cycles
   }
   if (json === undefined) throw new RoutingError("BAD_OPTION", "withIdentity needs a JSON-serialisable identity.");
+  // Header values are bytes (Latin-1 in fetch): text beyond ASCII goes as JSON escapes, which
+  // JSON.parse on the object turns back into the same identity.
+  json = json.replace(NON_ASCII, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   if (json.length > MAX_IDENTITY) {
     throw new RoutingError("BAD_OPTION", `Identity is ${json.length} characters as JSON; the limit is ${MAX_IDENTITY}.`);
   }

@@ -111,7 +111,7 @@ export class Connection {
     } catch (error) {
       // Too big: refused envelope by envelope, keeping the connection, where that can be done.
       const over = this.ended ? undefined : scanOversized(data, this.config.limits);
-      if (!over || !refuseOversized(this, over, this.config.limits, this.caller.label)) this.unreadable(error as RpcError);
+      if (!over || !refuseOversized(this, over, this.caller.label)) this.unreadable(error as RpcError);
       return true;
     }
     if (!frame) return false;

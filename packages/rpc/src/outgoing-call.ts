@@ -9,6 +9,7 @@
  * Internal module.
  */
 import type { Connection } from "./connection.js";
+import { RpcError } from "./errors.js";
 
 const NO_BLOBS: Uint8Array[] = [];
 
@@ -110,6 +111,15 @@ export class OutgoingCall {
   /** Settles it; returns false if it had already settled. */
   settle(ok: boolean, outcome: unknown): boolean {
     if (this.settled) return false;
+    if (ok && thenable(outcome)) {
+      // A promise resolved with it would call its `then`: a stub of the peer's function there
+      // would be called with this end's resolve and reject, and the peer would settle the call.
+      ok = false;
+      outcome = new RpcError(
+        "DECODE",
+        "The answer has a `then` that is a function, so it cannot be awaited: return it under another name.",
+      );
+    }
     this.settled = true;
     this.ok = ok;
     if (ok) this.value = outcome;
@@ -123,5 +133,15 @@ export class OutgoingCall {
     this.waiters = undefined;
     if (waiters) for (const fn of waiters) fn();
     return true;
+  }
+}
+
+/** Whether `value` is an object or function whose `then` is a function (a promise would call it). */
+function thenable(value: unknown): boolean {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  try {
+    return typeof (value as { then?: unknown }).then === "function";
+  } catch {
+    return true; // a `then` that throws when read: not something to resolve a promise with
   }
 }

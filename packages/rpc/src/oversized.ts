@@ -1,5 +1,6 @@
 /**
- * Frames larger than the receiver's `limits.maxMessageBytes`.
+ * Frames larger than the receiver's `limits.maxMessageBytes`, or carrying more than its
+ * `limits.maxBlobs` blobs.
  *
  * Size is checked before anything is parsed, and such a frame is never parsed. But closing the
  * connection for it, as for a frame that cannot be read, loops: the peer sends the same bytes
@@ -35,7 +36,8 @@ const FIXED_HEADER = 12;
 
 export interface Oversized {
   kind: number;
-  size: number;
+  /** What is over which limit, for messages: "was N bytes, more than …". */
+  over: string;
   /** The id of each envelope, in order (0: a notification). */
   ids: number[];
 }
@@ -45,17 +47,29 @@ export function scanOversized(data: IncomingData, limits: Readonly<RpcLimits>): 
   if (typeof data === "string") {
     if (data.length <= limits.maxMessageBytes || data.charCodeAt(0) !== FRAME_MARK) return undefined;
     const ids = envelopeIds((i) => data.charCodeAt(i), 2, data.length, limits.maxPendingCalls);
-    return ids && { kind: data.charCodeAt(1), size: data.length, ids };
+    return ids && { kind: data.charCodeAt(1), over: bytesOver(data.length, limits), ids };
   }
   if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) return undefined;
   const bytes = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
-  if (bytes.byteLength <= limits.maxMessageBytes || bytes[0] !== FRAME_MARK || bytes.byteLength < FIXED_HEADER) return undefined;
+  if (bytes[0] !== FRAME_MARK || bytes.byteLength < FIXED_HEADER) return undefined;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const start = FIXED_HEADER + 4 * view.getUint32(4, true);
+  const blobCount = view.getUint32(4, true);
+  const over =
+    bytes.byteLength > limits.maxMessageBytes
+      ? bytesOver(bytes.byteLength, limits)
+      : blobCount > limits.maxBlobs
+        ? `carried ${blobCount} blobs, more than this end's limits.maxBlobs (${limits.maxBlobs})`
+        : undefined;
+  if (over === undefined) return undefined;
+  const start = FIXED_HEADER + 4 * blobCount;
   const end = start + view.getUint32(8, true);
   if (end > bytes.byteLength) return undefined;
   const ids = envelopeIds((i) => bytes[i]!, start, end, limits.maxPendingCalls);
-  return ids && { kind: bytes[1]!, size: bytes.byteLength, ids };
+  return ids && { kind: bytes[1]!, over, ids };
+}
+
+function bytesOver(size: number, limits: Readonly<RpcLimits>): string {
+  return `was ${size} bytes, more than this end's limits.maxMessageBytes (${limits.maxMessageBytes})`;
 }
 
 /**
@@ -93,8 +107,8 @@ function envelopeIds(at: (i: number) => number, start: number, end: number, max:
 }
 
 /** Refuses what an oversized frame carried (see the module comment). Returns false when it cannot. */
-export function refuseOversized(conn: Connection, over: Oversized, limits: Readonly<RpcLimits>, label: string): boolean {
-  const size = `${over.size} bytes, more than this end's limits.maxMessageBytes (${limits.maxMessageBytes})`;
+export function refuseOversized(conn: Connection, over: Oversized, label: string): boolean {
+  const size = over.over;
   if (over.kind === FrameKind.Replies) {
     for (const id of over.ids) {
       const call = id > 0 ? conn.caller.waiting(id) : undefined;
@@ -104,7 +118,7 @@ export function refuseOversized(conn: Connection, over: Oversized, limits: Reado
         false,
         new RpcError(
           "LIMIT",
-          `The frame carrying the answer from ${label} was ${size}: the call ran, but its answer could not be read, and it is not sent again. Raise limits.maxMessageBytes or return less.`,
+          `The frame carrying the answer from ${label} ${size}: the call ran, but its answer could not be read, and it is not sent again. Raise that limit or return less.`,
         ),
       );
     }
@@ -114,11 +128,11 @@ export function refuseOversized(conn: Connection, over: Oversized, limits: Reado
     let notified = false;
     for (const id of over.ids) {
       if (id > 0) {
-        const message = `The frame carrying this call was ${size} of the receiver; it was not run.`;
+        const message = `The frame carrying this call ${size} of the receiver; it was not run.`;
         conn.outbox.add(FrameKind.Replies, JSON.stringify([id, ReplyStatus.Failed, "LIMIT", message]));
       } else if (!notified) {
         notified = true;
-        conn.callee.refusedNotification(new RpcError("LIMIT", `A frame of pushes or events from ${label} was ${size}; it was skipped.`));
+        conn.callee.refusedNotification(new RpcError("LIMIT", `A frame of pushes or events from ${label} ${size}; it was skipped.`));
       }
     }
     conn.outbox.flush();

@@ -147,7 +147,17 @@ export class Subscriptions {
         } else this.report(error, sub.topic);
         return;
       }
-      const result = call.value as { seq: number; resync?: { oldest: number } };
+      const result = subscribeAnswer(call.value);
+      if (!result) {
+        this.subs.delete(sub.topic);
+        sub.closed = true;
+        const error = new RpcError("PROTOCOL", `The object answered subscribe("${sub.topic}") with something that is not a subscription.`);
+        if (!sub.ready.settled) {
+          sub.ready.settled = true;
+          sub.ready.reject(error);
+        } else this.report(error, sub.topic);
+        return;
+      }
       if (result.resync) {
         const info: ResyncInfo = { topic: sub.topic, cursor: sub.cursor, oldest: result.resync.oldest, latest: result.seq };
         sub.cursor = result.seq;
@@ -210,6 +220,16 @@ export class Subscriptions {
   private report(error: unknown, topic: string): void {
     this.session.reportError(error, `the subscription to "${topic}"`);
   }
+}
+
+/** The object's answer to `subscribe` (topics.ts `SubscribeResult`), or `undefined` when it is not one. */
+function subscribeAnswer(value: unknown): { seq: number; resync?: { oldest: number } } | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { seq, resync } = value as { seq?: unknown; resync?: unknown };
+  if (!Number.isSafeInteger(seq) || (seq as number) < 0) return undefined;
+  if (resync === undefined) return { seq: seq as number };
+  const oldest = (resync as { oldest?: unknown } | null)?.oldest;
+  return Number.isSafeInteger(oldest) ? { seq: seq as number, resync: { oldest: oldest as number } } : undefined;
 }
 
 const managers = new WeakMap<ClientSession, Subscriptions>();
