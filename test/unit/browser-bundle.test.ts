@@ -81,6 +81,7 @@ describe("what the smallest page bundles", () => {
       "chain.js",
       "client-schemas.js", // the validate option is checked when the client is made
       "client.js",
+      "close-reasons.js", // DISCONNECTED says what the close code means
       "codec.js",
       "connection.js",
       "decoder.js",

@@ -78,7 +78,8 @@ export function writeAnswers(sql: Sql, session: string, answers: readonly Answer
       offset += part.byteLength;
     }
     sql.exec(
-      "INSERT INTO _dorpc_replies (session, last, first, ids, frames) VALUES (?, ?, ?, ?, ?) ON CONFLICT(session, last) DO UPDATE SET first = excluded.first, ids = excluded.ids, frames = excluded.frames",
+      // COALESCE: a batch of markers only has no bytes, which some SQLite bindings pass as NULL.
+      "INSERT INTO _dorpc_replies (session, last, first, ids, frames) VALUES (?, ?, ?, ?, COALESCE(?, x'')) ON CONFLICT(session, last) DO UPDATE SET first = excluded.first, ids = excluded.ids, frames = excluded.frames",
       session,
       last,
       first,

@@ -69,6 +69,17 @@ export class SessionMemory {
   private readonly highest = new Map<string, number>();
   private trimmedAt = 0;
 
+  /**
+   * `maxAge`: how long an idle session is kept. Its row is rewritten at most every `ROW_EVERY`
+   * ms, and at least ten times per `maxAge`, so a session active within `maxAge` never looks
+   * idle to a hello or to the sweep.
+   */
+  constructor(maxAge: number) {
+    this.rowEvery = Math.min(ROW_EVERY, Math.floor(maxAge / 10));
+  }
+
+  private readonly rowEvery: number;
+
   /** Sessions with entries now (for tests and diagnostics). */
   get size(): number {
     return this.rowAt.size;
@@ -76,7 +87,7 @@ export class SessionMemory {
 
   /** Whether `session`'s row should be written again at `now`. */
   rowDue(session: string, now: number): boolean {
-    return now - (this.rowAt.get(session) ?? 0) > ROW_EVERY;
+    return now - (this.rowAt.get(session) ?? 0) > this.rowEvery;
   }
 
   /** `session`'s row is being written at `now`. */

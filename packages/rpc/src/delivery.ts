@@ -108,7 +108,7 @@ export class DeliveryRecord {
   /** When the rows waiting in memory are written if no storage write takes them first. */
   private readonly schedule: FlushSchedule;
   /** Per session: when its row was written, when its old answers are pruned (delivery-sessions.ts). */
-  private readonly memory = new SessionMemory();
+  private readonly memory: SessionMemory;
   /** Forgets sessions idle for `maxAge` (delivery-sessions.ts). */
   private readonly sweep: SessionSweep;
   /** The last `deleteAll()` of the object's storage, and the sessions that may be older (delivery-wipe.ts). */
@@ -126,6 +126,7 @@ export class DeliveryRecord {
     this.schedule = new FlushSchedule(options.flushAfter, () => this.flushLater());
     this.wipes = new Wipes(sql, options.maxAge);
     this.sweep = new SessionSweep(sql, options.maxAge);
+    this.memory = new SessionMemory(options.maxAge);
     if (writes) {
       writes.before = (transaction) => this.objectWrites(transaction);
       writes.onDeleteAll(() => this.wiping());
@@ -245,6 +246,8 @@ export class DeliveryRecord {
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
     if (late) {
+      const newest = newestAnswer(this.sql, session);
+      if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
       const frame = findAnswer(this.sql, session, id);
       return frame === undefined ? RUN_RECORDED : frame === NOT_KEPT ? { kind: "refuse", error: notKept(id) } : { kind: "replay", frame };
     }
@@ -276,7 +279,7 @@ export class DeliveryRecord {
    * one for the record alone).
    */
   save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush = false): void {
-    const size = typeof frame === "string" ? frame.length : frame.byteLength;
+    const size = typeof frame === "string" ? utf8Bytes(frame, this.options.maxResultBytes) : frame.byteLength;
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
@@ -394,4 +397,15 @@ export class DeliveryRecord {
     if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
+}
+
+/** How many bytes `text` takes as UTF-8 (as it is stored); counted only when it may exceed `max`. */
+function utf8Bytes(text: string, max: number): number {
+  if (text.length * 3 <= max) return text.length; // under the limit whatever it holds
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
+  }
+  return bytes;
 }

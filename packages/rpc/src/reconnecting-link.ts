@@ -67,6 +67,13 @@ export abstract class ReconnectingLink {
   protected lastReceived = 0;
   /** When the outstanding ping was sent, or 0. */
   protected pingSentAt = 0;
+  /** States changed while listeners were being told of an earlier one: told next, in order. */
+  private readonly told: ConnectionState[] = [];
+  private telling = false;
+  /** `waitForOpen` calls waiting (the session diagnoses a failed first connection for them). */
+  protected openWaiters = 0;
+  /** Why the first connection failed, once known: what `waitForOpen` rejects with then. */
+  protected connectFailure: Promise<RpcError> | undefined;
 
   constructor(protected readonly options: ReconnectingLinkOptions) {}
 
@@ -90,34 +97,50 @@ export abstract class ReconnectingLink {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves when the connection is open (connecting if idle); rejects if disposed first. */
+  /**
+   * Resolves when the connection is open (connecting if idle); rejects if disposed first, or with
+   * `CONNECT_FAILED` when the first connection fails (the client goes back to idle).
+   */
   waitForOpen(): Promise<void> {
     if (this._state === "open") return Promise.resolve();
     if (this._state === "disposed") return Promise.reject(this.disposedError());
-    if (this._state === "idle") this.connect();
     return new Promise((resolve, reject) => {
+      this.openWaiters++;
       const off = this.onStateChange((state) => {
-        if (state === "open") {
-          off();
-          resolve();
-        } else if (state === "disposed") {
-          off();
-          reject(this.disposedError());
-        }
+        if (state !== "open" && state !== "disposed" && state !== "idle") return;
+        off();
+        this.openWaiters--;
+        if (state === "open") resolve();
+        else if (state === "disposed") reject(this.disposedError());
+        else if (this.connectFailure) this.connectFailure.then(reject);
+        else reject(new RpcError("CONNECT_FAILED", `The connection to ${this.options.label} did not open.`));
       });
+      if (this._state === "idle") this.connect();
     });
   }
 
+  /** Tells every listener of each change of state once, in order, also of changes a listener makes. */
   protected setState(state: ConnectionState): void {
     if (this._state === state) return;
     this._state = state;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(state);
-      } catch {
-        // A listener's failure is its own; the session goes on.
+    this.told.push(state);
+    if (this.telling) return;
+    this.telling = true;
+    try {
+      while (this.told.length > 0) {
+        const next = this.told.shift()!;
+        for (const listener of [...this.listeners]) {
+          try {
+            listener(next);
+          } catch {
+            // A listener's failure is its own; the session goes on.
+          }
+        }
       }
+    } finally {
+      this.telling = false;
     }
+    if (this._state === "disposed") this.listeners.clear(); // told of it: nothing follows
   }
 
   protected disposedError(): RpcError {
@@ -135,10 +158,12 @@ export abstract class ReconnectingLink {
         if (this._state === "reconnecting") this.connect();
       }, delay),
     );
-    if (this.pendingCount > 0) {
-      // Keep the process alive while calls wait for the connection.
-      (this.reconnectTimer as { ref?: () => void }).ref?.();
-    }
+    if (this.pendingCount > 0) this.keepAliveForCalls();
+  }
+
+  /** Calls wait for the connection: a pending reconnect keeps a Node process alive for them. */
+  protected keepAliveForCalls(): void {
+    (this.reconnectTimer as { ref?: () => void } | undefined)?.ref?.();
   }
 
   /** A connection that stays open for `resetAfter` ms resets the backoff. */

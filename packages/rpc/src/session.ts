@@ -22,6 +22,7 @@ import { Callee } from "./callee.js";
 import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
+import { disconnectMessage } from "./close-reasons.js";
 import type { AccessPolicy } from "./access.js";
 import { CloseCode, FRAME_MARK, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -114,6 +115,7 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       refuse: () => (this._state === "disposed" ? this.disposedError() : undefined),
       onQueued: () => {
         if (this._state === "idle") this.connect();
+        else if (this._state === "reconnecting") this.keepAliveForCalls();
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
       // Over a socket, which keeps the process (or object) awake while it is open anyway; not over
@@ -157,8 +159,17 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
 
   protected connect(): void {
     if (this._state === "disposed") return;
+    this.connectFailure = undefined;
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
-    const transport = this.options.transport(this);
+    if (this.disposed) return; // a listener closed the client
+    let transport: RpcTransport;
+    try {
+      transport = this.options.transport(this);
+    } catch (error) {
+      // A transport factory that throws: the attempt failed; nothing was sent.
+      this.transportFailed(error);
+      return;
+    }
     this.transport = transport;
     const { expose } = this.options;
     const session = this;
@@ -217,6 +228,7 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
         );
         this.resending = false;
         this.setState("open");
+        if (this.state !== "open") return; // a listener closed the client
         this.armStable();
         this.armHeartbeat();
         this.caller.attach(conn);
@@ -309,21 +321,38 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     this.scheduleReconnect();
   }
 
-  /** Fails the calls that waited for a first connection that never opened, with the likely reason. */
+  /**
+   * Fails the calls that waited for a first connection that never opened, with the likely
+   * reason; `waitForOpen` callers get the same error.
+   */
   private connectFailed(code: number, reason: string, transport: RpcTransport | undefined): void {
     const calls = this.caller.takeQueued();
-    if (calls.length === 0) return;
+    if (calls.length === 0 && this.openWaiters === 0) return;
     const why = reason ? `: ${reason}` : "";
     const what =
       code === CloseCode.ConnectTimeout
         ? `The connection to ${this.options.label} did not open within connectTimeout (${this.options.connectTimeout} ms).`
         : `Could not connect to ${this.options.label} (code ${code}${why}); nothing was sent.`;
-    const fail = (diagnosis: string | undefined) => {
-      const error = new RpcError("CONNECT_FAILED", diagnosis ? `${what} ${diagnosis}` : what);
+    const diagnosed = transport?.diagnose ? transport.diagnose().catch(() => undefined) : Promise.resolve(undefined);
+    this.connectFailure = diagnosed.then((diagnosis) => new RpcError("CONNECT_FAILED", diagnosis ? `${what} ${diagnosis}` : what));
+    void this.connectFailure.then((error) => {
       for (const call of calls) this.caller.fail(call, error);
-    };
-    if (transport?.diagnose) transport.diagnose().then(fail, () => fail(undefined));
-    else fail(undefined);
+    });
+  }
+
+  /** The transport factory threw: like a first connection that never opened. */
+  private transportFailed(error: unknown): void {
+    const failure = new RpcError(
+      "CONNECT_FAILED",
+      `Could not make a transport for ${this.options.label}: ${String((error as Error)?.message ?? error)}`,
+      {
+        cause: error,
+      },
+    );
+    this.connectFailure = Promise.resolve(failure);
+    for (const call of this.caller.takeQueued()) this.caller.fail(call, failure);
+    this.attempt = 0;
+    this.setState("idle");
   }
 
   /** Closes the connection and rejects every waiting call with `DISPOSED`. Idempotent. */
@@ -340,33 +369,11 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     this.conn = undefined;
     conn?.end({ code: "RELEASED", message: `The client for ${this.options.label} was disposed; its stubs went with it.` });
     transport?.close(CloseCode.Normal, "client disposed");
-    this.listeners.clear();
   }
 
   /** Why the last connection closed, if one has. */
   get lastCloseInfo(): { code: number; reason: string } | undefined {
     return this.lastClose;
-  }
-}
-
-/** Close codes by meaning, for the message of `DISCONNECTED` errors. */
-function disconnectMessage(label: string, code: number, reason: string): string {
-  const why = reason ? `: ${reason}` : "";
-  switch (code) {
-    case CloseCode.Normal:
-      return `The connection to ${label} was closed normally (1000${why}) before the reply arrived.`;
-    case CloseCode.GoingAway:
-      return `The Durable Object behind ${label} went away (1001${why}), e.g. it was reset or redeployed, before the reply arrived.`;
-    case CloseCode.PolicyViolation:
-      return `${label} closed the connection because it refused a frame (1008${why}).`;
-    case CloseCode.MessageTooBig:
-      return `${label} closed the connection because a frame was too big (1009${why}); raise limits.maxMessageBytes on the server or send less.`;
-    case CloseCode.HeartbeatTimeout:
-      return `The connection to ${label} stopped answering heartbeats and was closed before the reply arrived.`;
-    case CloseCode.ConnectTimeout:
-      return `The connection to ${label} did not open within the connect timeout.`;
-    default:
-      return `The connection to ${label} closed (code ${code}${why}) before the reply arrived.`;
   }
 }
 

@@ -25,11 +25,15 @@ export interface ResolvedTopic {
 export function resolveTopics(topics: Record<string, TopicOptions> | undefined): ReadonlyMap<string, ResolvedTopic> {
   const out = new Map<string, ResolvedTopic>();
   if (topics === undefined) return out;
-  if (typeof topics !== "object" || topics === null)
-    throw new RpcError("BAD_OPTION", "topics must be an object of topic names to options.");
+  if (typeof topics !== "object" || topics === null || Array.isArray(topics))
+    throw new RpcError("BAD_OPTION", "topics must be an object of topic names to options, e.g. { chat: {} } (not a list of names).");
   for (const [name, options] of Object.entries(topics)) {
     if (!TOPIC_NAME.test(name))
       throw new RpcError("BAD_OPTION", `Topic name ${JSON.stringify(name)} must be 1–64 characters of A–Z a–z 0–9 _ . : -.`);
+    if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options)))
+      throw new RpcError("BAD_OPTION", `topics.${name} must be an object of options ({} for the defaults), got ${String(options)}.`);
+    const unknown = options ? Object.keys(options).find((key) => key !== "keep" && key !== "maxAge") : undefined;
+    if (unknown !== undefined) throw new RpcError("BAD_OPTION", `topics.${name} has no option ${JSON.stringify(unknown)} (keep, maxAge).`);
     const keep = options?.keep ?? 1000;
     const maxAge = options?.maxAge ?? 0;
     if (!Number.isSafeInteger(keep) || keep < 1)
