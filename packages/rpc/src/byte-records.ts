@@ -67,6 +67,13 @@ export class ByteRecords {
       this.ctx.blobs[record[1] as number] = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
       payload[2] = 0;
     }
+    // Copies, taken now: what is sent is the value as it was when it was encoded, whatever
+    // happens to its buffers before the frame leaves (a few microtasks later).
+    for (const index of this.buffers.values()) {
+      const blob =
+        this.records[index]![0] === Ext.RESIZABLE_BUFFER ? (this.records[index]![1] as number[])[0]! : (this.records[index]![1] as number);
+      this.ctx.blobs[blob] = this.ctx.blobs[blob]!.slice();
+    }
   }
 
   /** Writes `view`'s record with `push` (so it is registered like any object), then its buffer's. */

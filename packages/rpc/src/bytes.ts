@@ -27,10 +27,12 @@ export function writeBytes(value: object, blobs: Uint8Array[]): BytesPayload | u
     if (!isArrayBuffer(buffer) || isResizable(buffer) || isOutOfBounds(value)) return undefined;
     const name = viewName(value);
     if (!(name in VIEW_TYPES)) return undefined;
-    return [name, blobs.push(new Uint8Array(buffer, value.byteOffset, value.byteLength)) - 1];
+    // A copy: what is sent is the value as it was now, whatever the caller does with its
+    // buffer before the frame leaves (a few microtasks later).
+    return [name, blobs.push(new Uint8Array(buffer, value.byteOffset, value.byteLength).slice()) - 1];
   }
   if (value instanceof ArrayBuffer && isArrayBuffer(value) && !isResizable(value) && !isDetached(value)) {
-    return ["ArrayBuffer", blobs.push(new Uint8Array(value)) - 1];
+    return ["ArrayBuffer", blobs.push(new Uint8Array(value).slice()) - 1];
   }
   return undefined;
 }

@@ -171,12 +171,25 @@ function referArgument(value: object): WireRecord | Substitute | undefined {
     }
     case "path": {
       call.source = { base, path, args };
+      if (info.maker !== maker) {
+        throw new RpcError(
+          "ENCODE",
+          "An argument is a result or a property of another client (or another connection), not yet here: await it and pass the value.",
+        );
+      }
       if (info.base.kind !== "call") {
         // A lazy path on the root or a stub, passed along: read it now, in this frame, and
-        // pass what it reads.
-        const read = maker.call(info.base, info.path, undefined);
-        read.observed = true;
-        if (read.settled) throw new DependencyFailed(read.error);
+        // pass what it reads — once: encoding the call again uses the same read.
+        let read = call.lazyReads?.get(info);
+        if (!read) {
+          read = maker.call(info.base, info.path, undefined);
+          read.observed = true;
+          (call.lazyReads ??= new Map()).set(info, read);
+        }
+        if (read.settled) {
+          if (!read.ok) throw new DependencyFailed(read.error);
+          return new Substitute(read.value);
+        }
         if (!dependOn(call, read)) throw DEFER;
         return [RefRecord.Pipeline, [read.id]];
       }

@@ -136,6 +136,7 @@ export class Caller implements CallMaker {
       writeCall(this, this.options, call, base, path, args);
     } catch (error) {
       this.unpin(call);
+      this.dropLazyReads(call, error);
       call.settle(false, error);
       call.observed = true; // the proxy hands it out: a failure to encode is seen by whoever awaits
       return call;
@@ -224,8 +225,15 @@ export class Caller implements CallMaker {
     try {
       for (; i < queue.length; i++) {
         const call = queue[i]!;
-        if (call.settled) continue; // timed out, aborted or failed while queued
+        if (call.settled || call.sentOn) continue; // timed out, aborted or failed while queued; sent ahead of its turn
         if (call.held) break; // its client-side schema has not answered: it and every later call wait
+        if (call.blobs.length && frameHasBlobs) {
+          // One envelope's blobs per frame: cut here. A call that pipelines on one before the
+          // cut then waits for it (below) instead of naming a call of another frame.
+          outbox.flush();
+          frameHasBlobs = false;
+          frame = ++this.frameCount;
+        }
         if (call.deferred || (call.deps && !depsInFrame(call, frame))) {
           if (!call.deps!.every((d) => d.settled)) {
             // Wait (and keep every later call waiting: order is kept) until they have settled.
@@ -245,6 +253,9 @@ export class Caller implements CallMaker {
             i--; // depends on something else now: wait for it on the next pass
             continue;
           }
+          // Lazy paths it reads that were only read now (they were after a deferral point) go
+          // first, in this frame: the call names them.
+          if (call.lazyReads) for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) this.put(read, conn, frame);
         }
         if (call.conn && call.conn !== conn) {
           this.fail(call, lostReference(this.label, call.conn.caller !== this));
@@ -257,25 +268,8 @@ export class Caller implements CallMaker {
           frameHasBlobs = false;
           frame = ++this.frameCount;
         }
-        if (call.ready) {
-          const ready = call.ready;
-          outbox.add(
-            FrameKind.Calls,
-            envelope(call),
-            call.blobs,
-            ready.then(
-              () => undefined,
-              (error: unknown) => {
-                this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
-                return null;
-              },
-            ),
-          );
-        } else outbox.add(FrameKind.Calls, envelope(call), call.blobs);
-        call.sentOn = conn;
-        if (call.exports) this.options.exports.sent(call.exports);
+        this.put(call, conn, frame);
         if (call.blobs.length) frameHasBlobs = true;
-        call.frame = frame;
       }
       this.queue = i === queue.length ? [] : queue.slice(i);
     } finally {
@@ -330,6 +324,34 @@ export class Caller implements CallMaker {
         if (!call.observed) this.options.onUnobservedError(outcome);
       }, 0);
     }
+  }
+
+  /** Puts `call` in the outbox's current frame (number `frame`) on `conn`. */
+  private put(call: OutgoingCall, conn: Connection, frame: number): void {
+    if (call.ready) {
+      conn.outbox.add(
+        FrameKind.Calls,
+        envelope(call),
+        call.blobs,
+        call.ready.then(
+          () => undefined,
+          (error: unknown) => {
+            this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
+            return null;
+          },
+        ),
+      );
+    } else conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs);
+    call.sentOn = conn;
+    if (call.exports) this.options.exports.sent(call.exports);
+    call.frame = frame;
+  }
+
+  /** A call that could not be encoded: the reads of lazy paths it made for it are not sent. */
+  private dropLazyReads(call: OutgoingCall, error: unknown): void {
+    if (!call.lazyReads) return;
+    for (const read of call.lazyReads.values()) if (!read.sentOn) this.finish(read, false, error);
+    call.lazyReads = undefined;
   }
 
   private unpin(call: OutgoingCall): void {

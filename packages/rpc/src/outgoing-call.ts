@@ -58,6 +58,11 @@ export class OutgoingCall {
   deps: OutgoingCall[] | undefined;
   /** The caller's number of the frame it was last put in (0: none yet), for `deps` checks. */
   frame = 0;
+  /**
+   * The reads it made of lazy paths passed as arguments (`client.config` in `f(client.config)`),
+   * by the path: encoding it again uses the same read, never a second one.
+   */
+  lazyReads: Map<object, OutgoingCall> | undefined;
   /** Kept when the call may have to be encoded again (it pipelines on other calls). */
   source: CallSource | undefined;
   /** It depends on a call sent in an earlier frame: it is encoded again when that one settles. */
