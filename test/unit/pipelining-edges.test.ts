@@ -1,4 +1,8 @@
-/** Pipelining through collections, awaiting twice, reads after a call left, calls on stubs before they arrive. */
+/**
+ * Pipelining through collections, awaiting twice, reads after a call left, calls on stubs before
+ * they arrive, and a call with bytes pipelining on an earlier one with bytes in the same turn (a
+ * frame carries one envelope's blobs: it waits for that call instead of naming another frame's).
+ */
 import { describe, expect, it } from "vitest";
 import { createRpcClient, type RpcError, RpcTarget, withCallOptions } from "../../packages/rpc/src/index.js";
 import { pairWith } from "../support/paired-transport.js";
@@ -25,6 +29,12 @@ class Api {
   }
   getThing() {
     return this.thing;
+  }
+  async size(b: Blob) {
+    return b.size;
+  }
+  async pair(a: unknown, b: Blob) {
+    return [a, b.size];
   }
   get prop() {
     this.reads++;
@@ -197,5 +207,16 @@ describe("pipelining edges", () => {
     const norm = (r: PromiseSettledResult<unknown>[]) => r.map((x) => (x.status === "fulfilled" ? x.value : (x.reason as any).code));
     expect(norm(pipelined)).toEqual(norm(after));
     expect(norm(later)).toEqual(norm(after));
+  });
+});
+
+describe("blobs and pipelining", () => {
+  it("a call with blobs pipelining on an earlier call with blobs in the same turn", async () => {
+    const { client } = mk();
+    using _ = client;
+    const a = client.size(new Blob(["hello"]));
+    const b = client.pair(a, new Blob(["xy"]));
+    expect(await outcome(a)).toEqual({ ok: 5 });
+    expect(await outcome(b)).toEqual({ ok: [5, 2] });
   });
 });
