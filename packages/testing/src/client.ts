@@ -224,7 +224,15 @@ export function createTestClient<T>(
   }
 
   const prefix = clientOptions.prefix ?? DEFAULT_PREFIX;
-  const query = clientOptions.query ? `?${new URLSearchParams(clientOptions.query).toString()}` : "";
+  let query = "";
+  try {
+    query = clientOptions.query ? `?${new URLSearchParams(clientOptions.query).toString()}` : "";
+  } catch (error) {
+    throw new TestingError(
+      "BAD_OPTION",
+      `options.query must be an object of names to strings: ${String((error as Error)?.message ?? error)}`,
+    );
+  }
   // The host is never resolved: the request goes to the stub (or the Worker) directly.
   const url = `http://dorpc.test${typeof prefix === "string" ? prefix : DEFAULT_PREFIX}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}${query}`;
 

@@ -76,6 +76,9 @@ export interface DropOptions {
  */
 export function dropConnection(client: TestClient<unknown>, options: DropOptions = {}): void {
   const record = recordOf(client, "dropConnection");
+  if (typeof options !== "object" || options === null) {
+    throw new TestingError("BAD_OPTION", `dropConnection's options must be an object, got ${describe(options)}.`);
+  }
   const code = options.code ?? 1006;
   const reason = options.reason ?? "connection dropped by test";
   if (!Number.isInteger(code) || code < 1000 || code > 4999) {
@@ -116,7 +119,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  *   awaited, `BAD_OPTION` for an unknown state or a timeout that is not 1 to 2³¹ − 1 ms.
  */
 export function waitForState(client: TestClient<unknown>, state: ConnectionState, options: WaitForStateOptions = {}): Promise<void> {
-  const record = recordOf(client, "waitForState");
+  let record: ReturnType<typeof recordOf>;
+  try {
+    record = recordOf(client, "waitForState");
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (typeof options !== "object" || options === null) {
+    return Promise.reject(new TestingError("BAD_OPTION", `waitForState's options must be an object, got ${describe(options)}.`));
+  }
   if (!STATES.includes(state)) {
     return Promise.reject(new TestingError("BAD_OPTION", `Unknown connection state ${describe(state)}; one of: ${STATES.join(", ")}.`));
   }

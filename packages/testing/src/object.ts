@@ -45,6 +45,9 @@ function label(record: TestClientRecord): string {
  */
 export async function evictObject(client: TestClient<unknown>, options: EvictOptions = {}): Promise<void> {
   const record = recordOf(client, "evictObject");
+  if (typeof options !== "object" || options === null) {
+    throw new TestingError("BAD_OPTION", `evictObject's options must be an object, got ${String(options)}.`);
+  }
   const webSockets = options.webSockets ?? "hibernate";
   if (webSockets !== "hibernate" && webSockets !== "close") {
     throw new TestingError("BAD_OPTION", `options.webSockets must be "hibernate" or "close", got ${JSON.stringify(webSockets)}.`);
@@ -85,7 +88,12 @@ export function runInObject<T, R>(
   client: TestClient<T>,
   callback: (instance: InstanceOf<T>, state: DurableObjectState) => R | Promise<R>,
 ): Promise<R> {
-  const record = recordOf(client, "runInObject");
+  let record: TestClientRecord;
+  try {
+    record = recordOf(client, "runInObject");
+  } catch (error) {
+    return Promise.reject(error);
+  }
   if (typeof callback !== "function") {
     return Promise.reject(new TestingError("BAD_OPTION", "runInObject needs a callback as its second argument."));
   }
@@ -100,7 +108,12 @@ export function runInObject<T, R>(
 export function readStorage(client: TestClient<unknown>): Promise<Map<string, unknown>>;
 export function readStorage<V = unknown>(client: TestClient<unknown>, key: string): Promise<V | undefined>;
 export function readStorage(client: TestClient<unknown>, key?: string): Promise<unknown> {
-  const record = recordOf(client, "readStorage");
+  let record: TestClientRecord;
+  try {
+    record = recordOf(client, "readStorage");
+  } catch (error) {
+    return Promise.reject(error);
+  }
   if (key !== undefined && typeof key !== "string") {
     return Promise.reject(new TestingError("BAD_OPTION", `readStorage's key must be a string, got ${typeof key}.`));
   }
