@@ -55,7 +55,13 @@ export function writeValue(value: unknown, ctx: EncodeContext): WrittenValue {
       break;
     case "object": {
       if (value === null) return [ValueTag.Json, null];
-      if (!isPlain(value)) {
+      let plain: boolean;
+      try {
+        plain = isPlain(value); // a Proxy's getPrototypeOf trap may throw
+      } catch (error) {
+        throw new RpcError("ENCODE", `Reading ${ctx.label ?? "value"} threw: ${describeThrown(error)}`, { cause: error });
+      }
+      if (!plain) {
         const bytes = writeBytes(value, ctx.blobs);
         if (bytes) return [ValueTag.Bytes, bytes];
       }

@@ -282,7 +282,8 @@ class RecordWriter extends RecordWalk {
 
   private addError(error: Error): number {
     const payload: { name: string; message?: string; stack?: string; cause?: number; props?: [number, number][] } = {
-      name: errorName(error),
+      // The receiver refuses longer names (validate.ts): cut, never unreadable.
+      name: errorName(error).slice(0, MAX_ERROR_NAME),
     };
     // An error made without a message has none of its own: it must not arrive with `message: ""`.
     // One whose class defines it (DOMException's getter) sends it when it says something.
@@ -341,6 +342,9 @@ function isIndexKey(key: string, length: number): boolean {
   const i = Number(key);
   return Number.isInteger(i) && i >= 0 && i < length && String(i) === key;
 }
+
+/** The longest error name a receiver accepts (validate.ts). */
+const MAX_ERROR_NAME = 256;
 
 export function errorName(error: Error): string {
   const name = error.name;
