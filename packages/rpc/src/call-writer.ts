@@ -216,6 +216,7 @@ function referArgument(value: object): WireRecord | Substitute | undefined {
  */
 function dependOn(call: OutgoingCall, dep: OutgoingCall): boolean {
   (call.deps ??= []).push(dep);
+  dep.dependedOn = true;
   return !dep.sentOn && !dep.deferred;
 }
 

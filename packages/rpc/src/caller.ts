@@ -300,7 +300,8 @@ export class Caller implements CallMaker {
     this.finish(call, false, reason);
     // Sent calls that pipeline on it reject with the same error (and are cancelled), as they
     // would had it failed on the other end; queued ones see it when they are written.
-    if (sent) for (const other of [...this.pending.values()]) if (other.sentOn && other.deps?.includes(call)) this.fail(other, reason);
+    if (sent && call.dependedOn)
+      for (const other of [...this.pending.values()]) if (other.sentOn && other.deps?.includes(call)) this.fail(other, reason);
   }
 
   private finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {

@@ -54,6 +54,8 @@ export class OutgoingCall {
   exports: number[] | undefined;
   /** The connection whose stubs it carries: it can be sent on that connection only. */
   conn: Connection | undefined;
+  /** Some call pipelines on it (see `Caller.fail`: only then are its dependents looked for). */
+  dependedOn = false;
   /** Calls whose results it pipelines on; they must travel in the same frame. */
   deps: OutgoingCall[] | undefined;
   /** The caller's number of the frame it was last put in (0: none yet), for `deps` checks. */

@@ -152,7 +152,8 @@ function logOf(target: object, topics: ReadonlyMap<string, ResolvedTopic>): Topi
     const name = (target as { constructor?: { name?: string } }).constructor?.name || "the Durable Object";
     const created = new TopicLog(sql, topics, name);
     onDeleteAll(storageOf(target)!, () => created.wiping());
-    trackTransactions(storageOf(target)!);
+    // Only topics defer to a transaction's commit: objects without them are not wrapped.
+    if (topics.size > 0) trackTransactions(storageOf(target)!);
     log = created;
     logs.set(target, log);
   }
