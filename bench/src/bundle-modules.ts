@@ -75,7 +75,8 @@ const FEATURES: Record<string, Record<string, string>> = {
     "callee.js": "export class Callee { get label() { return ''; } receive() {} cancel() {} close() {} }",
   },
   "the record encoder (values JSON cannot carry, sent)": {
-    "encoder.js": "export function writeRecords() { throw new Error(); } export class Substitute {}",
+    "encoder.js":
+      "export function writeRecords() { throw new Error(); } export class Substitute {} export function errorName(e) { return e.name; }",
   },
   "the record decoder and its validation (values JSON cannot carry, received)": {
     "decoder.js": "export function fromRecords() {} export function buildTable() {} export function bad() {}",
