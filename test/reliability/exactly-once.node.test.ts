@@ -363,6 +363,26 @@ describe("the record's age limit (maxAge) and its sweep", () => {
     expect(records.hello("CCCCCCCCCCCCCCCCCCCCCC", true)).toBe(false); // no age said: as before
   });
 
+  it("an original request that arrives after its resend was answered and the object was evicted is answered from the record, not run again", () => {
+    const sql = nodeSql();
+    const options = resolveDelivery({})!;
+    const before = new DeliveryRecord(sql, options);
+    before.hello(sessionA, false);
+    expect(before.decide(sessionA, 1, 0, true, false)).toEqual({ kind: "run", record: true });
+    before.started(sessionA, 1);
+    before.save(sessionA, 1, "\u001eR[[1,0,1]]", true);
+    // Call 2's first request is held on the way; its resend runs and is answered.
+    expect(before.decide(sessionA, 2, 1, true, false)).toEqual({ kind: "run", record: true });
+    before.started(sessionA, 2);
+    before.save(sessionA, 2, "\u001eR[[2,0,6]]", true);
+    before.flush();
+    // Evicted: a new instance, with the same storage and nothing in memory. The original arrives.
+    const after = new DeliveryRecord(sql, options);
+    expect(after.decide(sessionA, 2, 0, true, false)).toEqual({ kind: "replay", frame: "\u001eR[[2,0,6]]" });
+    // A call that is new to the record still runs.
+    expect(after.decide(sessionA, 3, 0, true, false)).toEqual({ kind: "run", record: true });
+  });
+
   it("a session's row is written with any write that could commit its calls' effects: in the same run of JavaScript", async () => {
     const sql = nodeSql();
     const writes = watchWrites({ sql });

@@ -566,6 +566,24 @@ describe("values that cannot be encoded", () => {
     for (const conn of paired.connections) expect(conn.sentByClient).toEqual([]);
   });
 
+  it("a getter that throws is named by its path, on the JSON path and on the records path", () => {
+    const getter = () => ({
+      get b(): never {
+        throw new Error("boom");
+      },
+    });
+    const cases: [unknown, string][] = [
+      [{ a: getter() }, "value.a.b"],
+      [[1, getter()], "value[1].b"],
+      [{ d: new Date(0), a: getter() }, "value.a.b"],
+      [new Map([[1, getter()]]), "value<Map value #0>.b"],
+    ];
+    for (const [value, path] of cases) {
+      const error = expectThrowsCode(() => encode(value), "ENCODE");
+      expect(error.message).toBe(`Reading ${path} threw: Error: boom`);
+    }
+  });
+
   it("reports a result that cannot be encoded as ENCODE on the client", async () => {
     class Returns {
       fn() {

@@ -344,6 +344,8 @@ describe("async schemas", () => {
       expect(await client[method]("ada")).toBe("ada");
       const error = await expectRejectsCode(client[method]("taken"), "INVALID_ARGUMENT");
       expect(error.issues).toEqual([{ message: "That name is taken.", path: [0] }]);
+      // The validator's full stop is not doubled by the sentence around it.
+      expect(error.message).toBe(`Invalid arguments for "${method}" on Ledger: arguments[0]: That name is taken.`);
       expect(ledger.runs).toEqual([`${method} ada`]);
     });
   }

@@ -108,12 +108,14 @@ export class SessionMemory {
    * far, resends included (it is noted when it is). Over WebSockets a session's
    * new calls arrive in order; an HTTP request (or an old socket's last frame) can arrive after
    * the resend of its calls on a newer one, and must then not run them a second time.
+   * `undefined`: the session's first call in this instance — the memory cannot tell (an
+   * evicted instance may have answered later calls: the caller asks the record).
    */
-  arrivedBefore(session: string, id: number): boolean {
+  arrivedBefore(session: string, id: number): boolean | undefined {
     const top = this.highest.get(session);
     if (top !== undefined && id <= top) return true;
     this.highest.set(session, id);
-    return false;
+    return top === undefined ? undefined : false;
   }
 
   /**

@@ -235,7 +235,10 @@ export class DeliveryRecord {
     if (!record) return RUN_UNRECORDED; // a read: running it again is what it would have done
     // A new call, unless its id was seen (see SessionMemory.arrivedBefore): then it is checked
     // like a resend, except that a call with no row simply never ran.
-    const late = this.memory.arrivedBefore(session, id) && !retry;
+    const seen = this.memory.arrivedBefore(session, id);
+    // First call of the session in this instance: an earlier instance may have answered its
+    // resend (an HTTP request overtaken by it, then an eviction), so the record tells.
+    const late = !retry && (seen === true || (seen === undefined && this.sessionAnsweredFrom(session, id)));
     if (!retry && !late) return RUN_RECORDED;
     if (expiredSession && retry) return { kind: "refuse", error: expired(id) };
     const running = this.running.get(session)?.get(id);
@@ -260,6 +263,14 @@ export class DeliveryRecord {
     if (frame === undefined) return spans ? { kind: "refuse", error: wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
     if (frame === NOT_KEPT) return { kind: "refuse", error: notKept(id) };
     return { kind: "replay", frame };
+  }
+
+  /** Whether the record holds an answer of `session` to call `id` or a later one. */
+  private sessionAnsweredFrom(session: string, id: number): boolean {
+    // (Answers waiting in memory are of sessions this instance has seen: none of this one's.)
+    if (!this.tablesExist()) return false;
+    const newest = newestAnswer(this.sql, session);
+    return newest !== undefined && newest >= id;
   }
 
   /** A recorded call is about to run: resends of it wait until `save`. */

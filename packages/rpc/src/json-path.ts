@@ -182,7 +182,8 @@ export class JsonSnapshot {
       }
       return out;
     } catch (error) {
-      throw this.failed(error, key === undefined ? undefined : keySegment(key));
+      const at = key ?? onlyGetter(v);
+      throw this.failed(error, at === undefined ? undefined : keySegment(at));
     }
   }
 
@@ -214,6 +215,25 @@ export class JsonSnapshot {
     if (segment !== undefined) failure.segments.push(segment);
     return failure;
   }
+}
+
+/**
+ * The spread of `v` threw: the key of its one enumerable getter, which must have thrown (read
+ * without running any getter), or `undefined` when it has several (or is a Proxy that throws).
+ */
+function onlyGetter(v: object): string | undefined {
+  let found: string | undefined;
+  try {
+    for (const key of objectKeys(v)) {
+      const d = Object.getOwnPropertyDescriptor(v, key);
+      if (d?.get === undefined) continue;
+      if (found !== undefined) return undefined;
+      found = key;
+    }
+  } catch {
+    return undefined;
+  }
+  return found;
 }
 
 /** True for a number JSON carries exactly: finite and not -0. */

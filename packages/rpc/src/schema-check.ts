@@ -111,7 +111,8 @@ export function renderPath(path: readonly (string | number)[], root = "arguments
 export function describeIssues(issues: readonly RpcIssue[], total: number, root = "arguments"): string {
   const shown = issues
     .slice(0, ISSUES_IN_MESSAGE)
-    .map((issue) => `${renderPath(issue.path, root)}: ${cut(issue.message, MESSAGE_PER_ISSUE)}`);
+    // A validator's own full stop goes: the message ends the sentence once.
+    .map((issue) => `${renderPath(issue.path, root)}: ${cut(issue.message, MESSAGE_PER_ISSUE).replace(/\.+$/, "")}`);
   const more = total - shown.length;
   return shown.join("; ") + (more > 0 ? ` (and ${more} more)` : "");
 }
