@@ -512,6 +512,14 @@ describe("compatibility with @ungap/structured-clone", () => {
     expectSame(decoded, value);
   });
 
+  it("reads ungap's boxed NaN and ±Infinity (a Number record whose payload JSON made null) as new Number(NaN)", () => {
+    const decoded = decode(ungapFrame([Object(Number.NaN), Object(Number.POSITIVE_INFINITY), "x"])) as unknown[];
+    expect(decoded[0]).toBeInstanceOf(Number);
+    expect(Number(decoded[0])).toBeNaN();
+    expect(Number(decoded[1])).toBeNaN();
+    expect(decoded[2]).toBe("x");
+  });
+
   // Documented incompatibilities: ungap carries typed arrays as ["Uint8Array", [numbers…]],
   // a record type dorpc refuses (bytes travel only as binary blobs); and ungap's lossy JSON
   // turns NaN/±Infinity into null, so those never reach dorpc as numbers.

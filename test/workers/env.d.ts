@@ -17,6 +17,13 @@ declare namespace Cloudflare {
     DIRECTORY: DurableObjectNamespace<import("./guide/directory.js").Directory>;
     TABLE: DurableObjectNamespace<import("./guide/table.js").Table>;
     LEDGER: DurableObjectNamespace<import("./guide/ledger.js").Ledger>;
+    HAND_COMPOSED: DurableObjectNamespace<import("./compose-own-objects.js").HandComposed>;
+    HAND_UNDECLARED: DurableObjectNamespace<import("./compose-own-objects.js").HandUndeclared>;
+    SUBCLASS_OF_WRAPPED: DurableObjectNamespace<import("./compose-own-objects.js").SubclassOfWrapped>;
+    ERROR_HANDLING_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").ErrorHandlingWrapped>>;
+    NO_ERROR_HANDLER_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").NoErrorHandlerWrapped>>;
+    OWN_SOCKETS_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").OwnSocketsWrapped>>;
+    LIVE_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").LiveWrapped>>;
     SECRET: string;
   }
 }

@@ -17,6 +17,15 @@ export { StrictVault, Unchecked, Vault } from "./schema-objects.js";
 export { Directory } from "./guide/directory.js";
 export { Ledger } from "./guide/ledger.js";
 export { Table } from "./guide/table.js";
+export {
+  ErrorHandlingWrapped,
+  HandComposed,
+  HandUndeclared,
+  LiveWrapped,
+  NoErrorHandlerWrapped,
+  OwnSocketsWrapped,
+  SubclassOfWrapped,
+} from "./compose-own-objects.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

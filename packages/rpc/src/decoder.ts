@@ -135,7 +135,8 @@ class TableBuilder {
       case "BigInt" as never:
         return this.as(index, Object(BigInt(p as string)));
       case "Number" as never:
-        return this.as(index, Object(Number(p)));
+        // null: ungap's NaN or ±Infinity, which JSON wrote as null (NaN, as ungap would read a number).
+        return this.as(index, Object(p === null ? Number.NaN : Number(p)));
       case "Boolean" as never:
       case "String" as never:
         return this.as(index, Object(p));

@@ -321,7 +321,7 @@ function unschematised(name: string | undefined, label: string): RpcError {
   );
 }
 
-function labelOf(target: object): string {
+export function labelOf(target: object): string {
   const name = (target as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === "string" && name ? name : "the Durable Object";
 }

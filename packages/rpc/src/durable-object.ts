@@ -21,6 +21,7 @@ import {
   checkServed,
   dispatchFrame,
   existingConnection,
+  labelOf,
   type ReplyChannel,
   resolveServerOptions,
   type ResolvedServerOptions,
@@ -32,6 +33,7 @@ import { type Broadcast, broadcastTo, type ClientFilter, type ClientRef, type Cl
 import {
   addLiveSocket,
   hooksFor,
+  isRpcSocket,
   RPC_SOCKET_TAG,
   type RpcAttachment,
   readAttachment,
@@ -114,19 +116,66 @@ export interface WithRpcOptions {
   rpcOptions?: RpcServerOptions;
 }
 
-/** Options registered for a class (what `withRpc` was given; else the class's `rpcOptions`). */
+/** Options registered for a class (what `withRpc` was given; `RpcDurableObject`: its defaults). */
 export const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
 
 /** Options an object was last served with through `handleRpcRequest` / `handleRpcMessage`. */
 const servedWith = new WeakMap<object, ResolvedServerOptions>();
 
-/** The options an object is served with, for the functions that take none. */
-export function optionsOf(target: object): ResolvedServerOptions {
+/** Per constructor: the options its class declares (`NONE`: it declares none). */
+const declaredCache = new WeakMap<object, RpcServerOptions | undefined | typeof NONE>();
+const NONE = Symbol("none");
+
+/**
+ * The options `target`'s class declares, walking up from its own class: what `withRpc` was
+ * given (for its class and the classes that extend it), else a static `rpcOptions`; `NONE` for
+ * a hand-composed class that declares none.
+ */
+function declaredOptions(target: object): RpcServerOptions | undefined | typeof NONE {
+  const ctor = (target as { constructor?: object }).constructor;
+  if (typeof ctor !== "function") return NONE;
+  let found = declaredCache.get(ctor);
+  if (found !== undefined || declaredCache.has(ctor)) return found;
+  found = NONE;
+  for (let c: object | null = ctor; typeof c === "function" && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
+    if (classOptions.has(c)) {
+      found = classOptions.get(c);
+      break;
+    }
+    if (Object.hasOwn(c, "rpcOptions")) {
+      found = (c as WithRpcOptions).rpcOptions;
+      break;
+    }
+  }
+  declaredCache.set(ctor, found);
+  return found;
+}
+
+/** What `handleRpc*` serve `target` with when given no options: its class's declared options. */
+function defaultOptions(target: object): RpcServerOptions | undefined {
+  const declared = declaredOptions(target);
+  return declared === NONE ? undefined : declared;
+}
+
+/**
+ * The options an object is served with, for the functions that take none (`rpcClient`,
+ * `rpcPublish`): those it was served with in this instance, else those its class declares.
+ * Throws `BAD_OPTION` for a hand-composed object that was not served yet in this instance (an
+ * alarm, a Workers RPC method, after an eviction) and whose class declares none: guessing the
+ * defaults would serve its sockets without its access policy, limits and topics.
+ */
+export function optionsOf(target: object, what = "dorpc"): ResolvedServerOptions {
   const served = servedWith.get(target);
   if (served) return served;
-  const ctor = (target as { constructor?: object }).constructor;
-  const own = ctor && classOptions.has(ctor) ? classOptions.get(ctor) : (ctor as WithRpcOptions | undefined)?.rpcOptions;
-  return resolveServerOptions(own);
+  const declared = declaredOptions(target);
+  if (declared === NONE) {
+    throw new RpcError(
+      "BAD_OPTION",
+      `${what} cannot tell how ${labelOf(target)} serves dorpc: no dorpc request or message reached this instance yet, and its class declares no options. ` +
+        "Declare them on the class (`static rpcOptions = { … }`, or `= {}` for the defaults); handleRpcRequest and handleRpcMessage use them when given none.",
+    );
+  }
+  return resolveServerOptions(declared);
 }
 
 /**
@@ -188,7 +237,7 @@ function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: Rep
  * `hibernation: false`, so the object may be evicted between messages.
  */
 export async function handleRpcRequest(request: Request, target: object, options?: RpcServerOptions): Promise<Response | undefined> {
-  const resolved = resolveServerOptions(options);
+  const resolved = resolveServerOptions(options ?? defaultOptions(target));
   const ctx = stateOf(target);
   const path = new URL(request.url).pathname;
   if (!isRpcPath(path, resolved.prefix)) return undefined;
@@ -257,18 +306,29 @@ function acceptLive(server: WebSocket, target: object, resolved: ResolvedServerO
   server.accept();
   addLiveSocket(target, server, attachment);
   const hooks = hooksOf(target, resolved);
+  // The runtime calls a class's webSocket* handlers only for hibernatable sockets: for a live one
+  // dorpc calls them, so the object's own handlers hear what is not only dorpc's, as they would.
+  const own = target as Partial<Record<"webSocketMessage" | "webSocketClose" | "webSocketError", (...args: unknown[]) => unknown>>;
+  const call = (name: keyof typeof own, ...args: unknown[]): boolean => {
+    const handler = own[name];
+    if (typeof handler !== "function") return false;
+    Promise.resolve()
+      .then(() => handler.apply(target, args))
+      .catch((error) => console.error(`dorpc: ${labelOf(target)}.${name} threw: ${String((error as Error)?.stack ?? error)}`));
+    return true;
+  };
   server.addEventListener("message", (event) => {
-    if (!dispatchFrame(event.data as string | ArrayBuffer, target, resolved, server, hooks)) {
-      closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
-    }
+    const data = event.data as string | ArrayBuffer;
+    if (dispatchFrame(data, target, resolved, server, hooks)) return;
+    if (!call("webSocketMessage", server, data)) closeQuietly(server, 1003, "dorpc: not a dorpc frame.");
   });
-  const closed = (code: number, reason: string) => {
+  const closed = (code: number, reason: string, handler: "webSocketClose" | "webSocketError", ...args: unknown[]) => {
     removeLiveSocket(target, server);
     channelClosed(server, code, reason);
-    closeQuietly(server, code, reason);
+    if (!call(handler, server, ...args)) closeQuietly(server, code, reason);
   };
-  server.addEventListener("close", (event) => closed(event.code, event.reason));
-  server.addEventListener("error", () => closed(1011, "dorpc: socket error."));
+  server.addEventListener("close", (event) => closed(event.code, event.reason, "webSocketClose", event.code, event.reason, event.wasClean));
+  server.addEventListener("error", (event) => closed(1011, "dorpc: socket error.", "webSocketError", (event as ErrorEvent).error));
 }
 
 /** `/{prefix}/{binding}/{instance}` with both segments non-empty and nothing after. */
@@ -304,7 +364,9 @@ export function handleRpcClose(ws: WebSocket, code = 1006, reason = ""): void {
 
 /** `handleRpcMessage` without the promise: what the base class and `withRpc` call per message. */
 export function rpcMessage(ws: WebSocket, message: string | ArrayBuffer, target: object, options: RpcServerOptions | undefined): boolean {
-  const resolved = resolveServerOptions(options);
+  // A socket dorpc did not accept (one of the object's own): its messages are the object's.
+  if (!existingConnection(ws) && !isRpcSocket(target, ws)) return false;
+  const resolved = resolveServerOptions(options ?? defaultOptions(target));
   return dispatchFrame(message, target, resolved, ws, hooksOf(target, resolved));
 }
 
@@ -337,7 +399,7 @@ export function rpcClients<C>(target: object, filter?: ClientFilter): Broadcast<
  * `DISCONNECTED` if the client goes away first.
  */
 export function rpcClient<C>(target: object, who: ClientRef): ClientStub<C> {
-  const resolved = optionsOf(target);
+  const resolved = optionsOf(target, "rpcClient()");
   return clientStub<C>(target, who, resolved, hooksOf(target, resolved));
 }
 
@@ -347,7 +409,7 @@ export function rpcClient<C>(target: object, who: ClientRef): ClientStub<C> {
  * they resubscribe. The topic must be declared in the options' `topics`.
  */
 export function rpcPublish(target: object, topic: string, event: unknown): number {
-  return publish(target, optionsOf(target).topics, topic, event);
+  return publish(target, optionsOf(target, "rpcPublish()").topics, topic, event);
 }
 
 /** What one socket's connection holds right now; see {@link rpcSocketInfo}. */

@@ -1,7 +1,7 @@
 /**
  * The two ways to make a class serve dorpc without writing its handlers: extend
  * `RpcDurableObject`, or wrap an existing class with `withRpc`. Both only route the object's
- * `fetch`, `webSocketMessage` and `webSocketClose` (and, in the base class, `webSocketError`) to
+ * `fetch`, `webSocketMessage`, `webSocketClose` and `webSocketError` to
  * the building blocks of durable-object.ts, the third way in, by hand; the base class also
  * reaches its clients through them (`this.clients()`, `this.client()`, `this.publish()`).
  *
@@ -97,13 +97,15 @@ export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = R
 }
 
 stopAtPrototype(RpcDurableObject.prototype);
+// Its subclasses declare their options with `static rpcOptions`; without one, the defaults.
+classOptions.set(RpcDurableObject, undefined);
 
 type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => object;
 
 /**
  * Wraps an existing Durable Object class so that its public methods and getters are callable
- * over dorpc. Its own `fetch`, `webSocketMessage` and `webSocketClose`, if any, still get every
- * request and message that is not dorpc's. Reach clients with `rpcClients(this)`,
+ * over dorpc. Its own `fetch`, `webSocketMessage`, `webSocketClose` and `webSocketError`, if
+ * any, still get every request, message, close and error that is not only dorpc's. Reach clients with `rpcClients(this)`,
  * `rpcClient(this, who)` and `rpcPublish(this, topic, event)`.
  */
 export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServerOptions): C {
@@ -114,6 +116,7 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
     fetch?(request: Request): Response | Promise<Response>;
     webSocketMessage?(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void>;
     webSocketClose?(ws: WebSocket, code: number, reason: string, wasClean: boolean): void | Promise<void>;
+    webSocketError?(ws: WebSocket, error: unknown): void | Promise<void>;
   };
   const base = Base.prototype as Hooks;
   // @ts-expect-error: a mixin over an abstract constructor type; the instance API is Base's.
@@ -142,6 +145,12 @@ export function withRpc<C extends DurableObjectClass>(Base: C, options?: RpcServ
       channelClosed(ws, code, reason);
       if (base.webSocketClose) await base.webSocketClose.call(this, ws, code, reason, wasClean);
       else closeQuietly(ws, code, reason);
+    }
+
+    async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
+      channelClosed(ws, 1011, "socket error");
+      if (base.webSocketError) await base.webSocketError.call(this, ws, error);
+      else closeQuietly(ws, 1011, "dorpc: socket error.");
     }
   }
   Object.defineProperty(Rpc, "name", { value: Base.name });

@@ -79,6 +79,20 @@ export function removeLiveSocket(target: object, ws: WebSocket): void {
   liveSockets.get(target)?.delete(ws);
 }
 
+/**
+ * Whether dorpc accepted `ws` on `target` (its tag, or a live socket): the object's own sockets
+ * are not, whatever their messages look like.
+ */
+export function isRpcSocket(target: object, ws: WebSocket): boolean {
+  if (live.has(ws)) return true;
+  const ctx = (target as { ctx?: DurableObjectState }).ctx;
+  try {
+    return ctx !== undefined && typeof ctx.getTags === "function" && ctx.getTags(ws).includes(RPC_SOCKET_TAG);
+  } catch {
+    return false; // not a socket of this object's hibernation API
+  }
+}
+
 /** Every open dorpc socket of `target`: hibernatable ones from the runtime, live ones from memory. */
 export function socketsOf(target: object): WebSocket[] {
   const ctx = (target as { ctx?: DurableObjectState }).ctx;

@@ -140,7 +140,7 @@ function validateRecord(table: unknown[], type: unknown, p: unknown, arity: numb
       }
       return;
     case "Number":
-      if (typeof p !== "number" && p !== "NaN" && p !== "Infinity" && p !== "-Infinity" && p !== NEG_ZERO) {
+      if (typeof p !== "number" && p !== null && p !== "NaN" && p !== "Infinity" && p !== "-Infinity" && p !== NEG_ZERO) {
         throw bad(`Record ${i} is a boxed Number of the wrong type.`);
       }
       return;
