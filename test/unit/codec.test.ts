@@ -1,3 +1,4 @@
+import vm from "node:vm";
 import { deserialize, serialize } from "@ungap/structured-clone";
 import { describe, expect, it } from "vitest";
 import { createRpcClient, decode, encode } from "../../packages/rpc/src/index.js";
@@ -647,6 +648,54 @@ describe("structured-clone fidelity beyond the brief", () => {
     } finally {
       delete proto.polluted;
     }
+  });
+});
+
+describe("structured-clone types told by what they are, not by what they say", () => {
+  class TaggedMap<K, V> extends Map<K, V> {
+    override get [Symbol.toStringTag]() {
+      return "TaggedMap";
+    }
+  }
+  const withTag = <T extends object>(value: T, tag: string): T => Object.defineProperty(value, Symbol.toStringTag, { value: tag });
+  const realm = vm.createContext({});
+
+  it.each([
+    ["a Map subclass with its own tag", () => new TaggedMap([[1, { a: 2 }]])],
+    ["a Map with an own tag", () => withTag(new Map([["k", 1]]), "Other")],
+    ["a Set with an own tag", () => withTag(new Set([1, "two"]), "Other")],
+    ["a Date with an own tag, in an object", () => ({ when: withTag(new Date(5), "Other") })],
+    ["an ArrayBuffer with an own tag, in an object", () => ({ bytes: withTag(new Uint8Array([1, 2]).buffer, "Other") })],
+    ["a RegExp with an own tag", () => withTag(/a+/gi, "Other")],
+    ["a boxed Number with an own tag", () => withTag(Object(-0) as object, "Other")],
+    ["a plain object of another realm", () => vm.runInContext("({ a: 1, b: [2, 3] })", realm) as object],
+    ["an array of another realm holding an object", () => vm.runInContext("[1, { a: 2 }]", realm) as object],
+  ])("%s arrives as structuredClone gives it", (_name, make) => {
+    const value = make();
+    expectSame(decode(encode(value)), structuredClone(value));
+  });
+
+  it("an object that only says it is a Map (or a Date) is refused as what it is", () => {
+    class Pretender {
+      get [Symbol.toStringTag]() {
+        return "Map";
+      }
+    }
+    expect(expectThrowsCode(() => encode(new Pretender()), "ENCODE").message).toMatch(/instance of Pretender/);
+    expect(expectThrowsCode(() => encode(withTag(Object.create({}), "Date")), "ENCODE").message).toMatch(/prototype of its own/);
+  });
+
+  it("an array with an own __proto__ property is refused when sent (ENCODE), as a plain object with one is", async () => {
+    const withProto = () => {
+      const a: unknown[] = [1];
+      Object.defineProperty(a, "__proto__", { value: 2, enumerable: true, configurable: true, writable: true });
+      return a;
+    };
+    expect(expectThrowsCode(() => encode(withProto()), "ENCODE").message).toMatch(/own "__proto__" key/);
+    const target = new Echo();
+    using client = createRpcClient<Echo>("ECHO", "codec", { transport: pairWith(target).factory });
+    await expectRejectsCode(client.echo(withProto() as never), "ENCODE");
+    expect(target.received).toEqual([]);
   });
 });
 

@@ -62,6 +62,59 @@ const booleanValue = Boolean.prototype.valueOf;
 const bigintValue = BigInt.prototype.valueOf;
 const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
 const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
+const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")!.get!;
+const sharedBufferLength =
+  typeof SharedArrayBuffer === "function" ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength")?.get : undefined;
+const mapSize = Object.getOwnPropertyDescriptor(Map.prototype, "size")!.get!;
+const setSize = Object.getOwnPropertyDescriptor(Set.prototype, "size")!.get!;
+const BOXED: Record<string, (this: unknown) => unknown> = {
+  Boolean: booleanValue,
+  String: stringValue,
+  Number: numberValue,
+  BigInt: bigintValue,
+};
+const FAILED = Symbol("failed");
+
+/** `fn.call(value)`, or `FAILED` when it throws (a built-in method called on the wrong type). */
+function tryCall(fn: (this: unknown) => unknown, value: object): unknown {
+  try {
+    return fn.call(value);
+  } catch {
+    return FAILED;
+  }
+}
+
+/**
+ * The structured-clone type `value` really is (by the built-in methods that accept only it),
+ * whatever its Symbol.toStringTag says; `undefined` for none. Only on the path that would refuse.
+ */
+function brandOf(value: object): string | undefined {
+  if (tryCall(dateTime, value) !== FAILED) return "Date";
+  if (tryCall(mapSize, value) !== FAILED) return "Map";
+  if (tryCall(setSize, value) !== FAILED) return "Set";
+  if (tryCall(bufferLength, value) !== FAILED) return "ArrayBuffer";
+  if (sharedBufferLength && tryCall(sharedBufferLength, value) !== FAILED) return "SharedArrayBuffer";
+  if (value !== RegExp.prototype && tryCall(regexpSource, value) !== FAILED) return "RegExp";
+  for (const tag in BOXED) if (tryCall(BOXED[tag]!, value) !== FAILED) return tag;
+  return undefined;
+}
+
+const functionText = Function.prototype.toString;
+
+/**
+ * Whether `proto` is `Object.prototype` of another realm (an iframe, a `node:vm` context): a
+ * plain object made there is a plain object, as structuredClone sends it.
+ */
+function isRealmObjectPrototype(proto: object): boolean {
+  if (getPrototypeOf(proto) !== null) return false;
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value as { prototype?: unknown; name?: unknown } | undefined;
+  if (typeof ctor !== "function" || ctor.prototype !== proto || ctor.name !== "Object") return false;
+  try {
+    return /\{\s*\[native code\]\s*\}\s*$/.test(functionText.call(ctor));
+  } catch {
+    return false;
+  }
+}
 
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
@@ -139,65 +192,23 @@ class RecordWriter extends RecordWalk {
     }
     const proto = getPrototypeOf(value);
     if (proto === ARRAY_PROTO && Array.isArray(value)) return this.addArray(value);
-    if (proto === OBJECT_PROTO || proto === null) return this.addPlain(value as Record<string, unknown>);
+    if (proto === OBJECT_PROTO || proto === null || isRealmObjectPrototype(proto)) return this.addPlain(value as Record<string, unknown>);
 
     const tag = objectToString.call(value).slice(8, -1);
-    switch (tag) {
-      case "Date": {
-        const time = dateTime.call(value);
-        return this.push([T.DATE, time === time ? time : ""], value);
-      }
-      case "RegExp":
-        return this.push([T.REGEXP, { source: regexpSource.call(value) as string, flags: regexpFlags.call(value) as string }], value);
-      case "Map": {
-        const entries: [number, number][] = [];
-        const index = this.push([T.MAP, entries], value);
-        const values: unknown[] = [];
-        for (const [k, v] of mapEntries.call(value as Map<unknown, unknown>)) {
-          entries.push([-1, -1]);
-          values.push(k, v);
-        }
-        this.open(values, INTO_PAIRS, entries, undefined, MAP_ENTRIES);
-        return index;
-      }
-      case "Set": {
-        const items: number[] = [];
-        const index = this.push([T.SET, items], value);
-        const values = [...setValues.call(value as Set<unknown>)];
-        items.length = values.length;
-        this.open(values, INTO_LIST, items, undefined, SET_ELEMENTS);
-        return index;
-      }
-      case "ArrayBuffer":
-      case "SharedArrayBuffer":
-        return this.bytes.buffer(value as ArrayBuffer);
-      case "Boolean":
-        return this.push([tag as never, booleanValue.call(value)], value);
-      case "String":
-        return this.push([tag as never, stringValue.call(value)], value);
-      case "Number": {
-        // JSON has no NaN, ±Infinity or -0: those go as strings (`new Number("-0")` agrees).
-        const n = numberValue.call(value);
-        const payload = n !== n || n === Infinity || n === -Infinity ? String(n) : n === 0 && 1 / n < 0 ? NEG_ZERO : n;
-        return this.push([tag as never, payload], value);
-      }
-      case "BigInt":
-        return this.push([tag as never, bigintValue.call(value).toString()], value);
-      case "Array":
-        // An array from another realm, or with an unusual prototype: its elements still travel.
-        // (Not an object that only says so with Symbol.toStringTag.)
-        if (Array.isArray(value)) return this.addArray(value);
-        break;
-      case "Blob":
-      case "File":
-        if (BlobCtor && value instanceof BlobCtor) return this.push(this.bytes.blob(value), value);
-        break;
-    }
+    const added = this.addTagged(value, tag);
+    if (added !== undefined) return added;
     if (ArrayBuffer.isView(value)) return this.bytes.view(value, (record) => this.push(record, value));
     // An error of another realm says "Error" too; an object whose Symbol.toStringTag says so is not one.
     if (value instanceof Error || (tag === "Error" && !(Symbol.toStringTag in value))) return this.addError(value as Error);
     const referred = this.referred(value);
     if (referred !== undefined) return referred;
+    // A structured-clone type whose Symbol.toStringTag says otherwise (a subclass's own tag):
+    // structuredClone goes by what it is, not by what it says.
+    const brand = brandOf(value);
+    if (brand !== undefined && brand !== tag) {
+      const branded = this.addTagged(value, brand);
+      if (branded !== undefined) return branded;
+    }
     const ctor = (value as { constructor?: { name?: unknown } }).constructor;
     const name = ctor?.name;
     // `Object.create(proto)` or a function's `prototype = {…}`: the constructor found is Object's.
@@ -206,6 +217,75 @@ class RecordWriter extends RecordWalk {
     throw new Refusal(
       (path) => `Cannot send ${path}: it is ${kind}, and only plain objects, arrays and structured-clone types cross the wire.`,
     );
+  }
+
+  /**
+   * `value` as the structured-clone type `tag` names, or `undefined` when it names none — or
+   * names one `value` is not (a Symbol.toStringTag that lies): each case checks the real type
+   * (the prototype methods below throw for anything else) before it writes a record.
+   */
+  private addTagged(value: object, tag: string): number | undefined {
+    switch (tag) {
+      case "Date": {
+        const time = tryCall(dateTime, value) as number | typeof FAILED;
+        if (time === FAILED) return undefined;
+        return this.push([T.DATE, time === time ? time : ""], value);
+      }
+      case "RegExp": {
+        const source = tryCall(regexpSource, value);
+        if (source === FAILED) return undefined;
+        return this.push([T.REGEXP, { source: source as string, flags: regexpFlags.call(value) as string }], value);
+      }
+      case "Map": {
+        const iterator = tryCall(mapEntries, value) as Iterable<[unknown, unknown]> | typeof FAILED;
+        if (iterator === FAILED) return undefined;
+        const entries: [number, number][] = [];
+        const index = this.push([T.MAP, entries], value);
+        const values: unknown[] = [];
+        for (const [k, v] of iterator) {
+          entries.push([-1, -1]);
+          values.push(k, v);
+        }
+        this.open(values, INTO_PAIRS, entries, undefined, MAP_ENTRIES);
+        return index;
+      }
+      case "Set": {
+        const iterator = tryCall(setValues, value) as Iterable<unknown> | typeof FAILED;
+        if (iterator === FAILED) return undefined;
+        const items: number[] = [];
+        const index = this.push([T.SET, items], value);
+        const values = [...iterator];
+        items.length = values.length;
+        this.open(values, INTO_LIST, items, undefined, SET_ELEMENTS);
+        return index;
+      }
+      case "ArrayBuffer":
+      case "SharedArrayBuffer":
+        if (tryCall(tag === "ArrayBuffer" ? bufferLength : (sharedBufferLength ?? bufferLength), value) === FAILED) return undefined;
+        return this.bytes.buffer(value as ArrayBuffer);
+      case "Boolean":
+      case "String":
+      case "Number":
+      case "BigInt": {
+        const primitive = tryCall(BOXED[tag]!, value);
+        if (primitive === FAILED) return undefined;
+        if (tag === "BigInt") return this.push([tag as never, (primitive as bigint).toString()], value);
+        if (tag !== "Number") return this.push([tag as never, primitive], value);
+        // JSON has no NaN, ±Infinity or -0: those go as strings (`new Number("-0")` agrees).
+        const n = primitive as number;
+        const payload = n !== n || n === Infinity || n === -Infinity ? String(n) : n === 0 && 1 / n < 0 ? NEG_ZERO : n;
+        return this.push([tag as never, payload], value);
+      }
+      case "Array":
+        // An array from another realm, or with an unusual prototype: its elements still travel.
+        // (Not an object that only says so with Symbol.toStringTag.)
+        return Array.isArray(value) ? this.addArray(value) : undefined;
+      case "Blob":
+      case "File":
+        return BlobCtor && value instanceof BlobCtor ? this.push(this.bytes.blob(value), value) : undefined;
+      default:
+        return undefined;
+    }
   }
 
   private addArray(value: unknown[]): number {
@@ -242,6 +322,9 @@ class RecordWriter extends RecordWalk {
     }
     for (let k = keys.length - named; k < keys.length; k++) {
       const key = keys[k]!;
+      if (key === "__proto__") {
+        throw new Refusal((path) => `Cannot send ${path}: it has an own "__proto__" key.`, undefined, key);
+      }
       const pair: [number, number] = [-1, -1];
       props.push(pair);
       values.push(key, this.read(value, key));
