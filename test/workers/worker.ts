@@ -26,6 +26,7 @@ export {
   OwnSocketsWrapped,
   SubclassOfWrapped,
 } from "./compose-own-objects.js";
+export { ClientWorker } from "./worker-clients.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

@@ -13,6 +13,11 @@
  * timer instead of setting and clearing one each; a Durable Object clears it, since a pending
  * timer keeps an object from hibernating.
  *
+ * Over HTTP requests (`perCall`) each call has a timer of its own, cleared when it settles: a
+ * client a Worker shares between its requests makes calls from each, and workerd cancels a
+ * request's timers when it ends — one shared timer, set by a request that ended, would never fire
+ * for the calls of the next one. (HTTP calls are few and each is a request: the cost is noise.)
+ *
  * Internal module.
  */
 import type { Caller, CallerOptions } from "./caller.js";
@@ -35,7 +40,24 @@ export class CallTimeouts {
   arm(call: OutgoingCall, timeout: number): void {
     call.timeout = timeout;
     call.deadline = Date.now() + timeout;
+    if (this.options.timerPerCall) {
+      clear(call.timer);
+      call.timer = unref(
+        setTimeout(() => {
+          call.timer = undefined;
+          if (call.deadline !== 0 && this.caller.pending.get(call.id) === call) this.timedOut(call);
+        }, timeout),
+      );
+      return;
+    }
     this.armFor(call.deadline);
+  }
+
+  /** `call` is past its deadline: it fails with `TIMEOUT`. */
+  private timedOut(call: OutgoingCall): void {
+    const because = call.sentOn ? undefined : this.options.unsentBecause?.();
+    const message = `No reply from ${this.caller.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
+    this.caller.fail(call, new RpcError("TIMEOUT", message));
   }
 
   private armFor(deadline: number): void {
@@ -54,11 +76,8 @@ export class CallTimeouts {
     let next = Infinity;
     for (const call of [...caller.pending.values()]) {
       if (call.deadline === 0) continue;
-      if (call.deadline <= now) {
-        const because = call.sentOn ? undefined : this.options.unsentBecause?.();
-        const message = `No reply from ${caller.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
-        caller.fail(call, new RpcError("TIMEOUT", message));
-      } else if (call.deadline < next) next = call.deadline;
+      if (call.deadline <= now) this.timedOut(call);
+      else if (call.deadline < next) next = call.deadline;
     }
     if (next !== Infinity) this.armFor(next);
   }

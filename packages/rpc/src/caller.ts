@@ -58,6 +58,8 @@ export interface CallerOptions {
   unsentBecause?: () => string | undefined;
   /** Keep the timeout timer armed when no call waits (a client; see call-timeouts.ts). */
   keepArmed?: boolean;
+  /** A timeout timer per call instead of one for all (HTTP requests; see call-timeouts.ts). */
+  timerPerCall?: boolean;
 }
 
 /**
@@ -425,6 +427,10 @@ function depsInFrame(call: OutgoingCall, frame: number): boolean {
 
 function clearDeadline(call: OutgoingCall): void {
   call.deadline = 0;
+  if (call.timer !== undefined) {
+    clearTimeout(call.timer);
+    call.timer = undefined;
+  }
 }
 
 /** A call that failed before it could be made. */

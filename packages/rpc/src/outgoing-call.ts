@@ -79,6 +79,8 @@ export class OutgoingCall {
   sentOn: Connection | undefined;
   /** Timeout deadline (ms since epoch), or 0. */
   deadline = 0;
+  /** Its own timeout timer, over HTTP requests (call-timeouts.ts `timerPerCall`). */
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
   timeout = 0;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;

@@ -143,8 +143,14 @@ export abstract class ReconnectingLink {
     if (this._state === "disposed") this.listeners.clear(); // told of it: nothing follows
   }
 
+  /** Set when the client disposed itself: why (every later call says so). */
+  protected disposedBecause: string | undefined;
+
   protected disposedError(): RpcError {
-    return new RpcError("DISPOSED", `The client for ${this.options.label} was disposed; create a new one to make calls.`);
+    return new RpcError(
+      "DISPOSED",
+      this.disposedBecause ?? `The client for ${this.options.label} was disposed; create a new one to make calls.`,
+    );
   }
 
   protected scheduleReconnect(): void {

@@ -121,6 +121,7 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       // Over a socket, which keeps the process (or object) awake while it is open anyway; not over
       // HTTP requests, where an armed timer could keep a Durable Object that calls out awake.
       keepArmed: !options.transport.connectionless,
+      timerPerCall: options.transport.connectionless === true,
       unsentBecause: () => {
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
@@ -249,6 +250,14 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
   }
 
   onClose(code: number, reason: string): void {
+    if (code === CloseCode.OtherRequest) {
+      // A client kept across a Worker's requests: its socket is another request's, and no
+      // connection it opens could outlive this one either. It cannot work: say so, once, to all.
+      this.dispose(
+        `The client for ${this.options.label} was made in another request of this Worker, and workerd does not let one request use a connection another opened (${reason}). Create the client inside the request that uses it (with \`using\`), or use httpTransport(), whose clients may serve many requests.`,
+      );
+      return;
+    }
     const conn = this.conn;
     const transport = this.transport;
     this.conn = undefined;
@@ -355,14 +364,18 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     this.setState("idle");
   }
 
-  /** Closes the connection and rejects every waiting call with `DISPOSED`. Idempotent. */
-  dispose(): void {
+  /**
+   * Closes the connection and rejects every waiting call with `DISPOSED` (`why`: the client
+   * disposed itself, and every call from now on fails saying why). Idempotent.
+   */
+  dispose(why?: string): void {
     if (this._state === "disposed") return;
+    if (why !== undefined) this.disposedBecause = why;
     clear(this.reconnectTimer);
     this.caller.stopTimers();
     this.clearTimers();
     this.setState("disposed");
-    this.caller.failAll(new RpcError("DISPOSED", `The client for ${this.options.label} was disposed while the call was waiting.`));
+    this.caller.failAll(new RpcError("DISPOSED", why ?? `The client for ${this.options.label} was disposed while the call was waiting.`));
     const transport = this.transport;
     const conn = this.conn;
     this.transport = undefined;

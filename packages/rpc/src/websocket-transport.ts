@@ -2,6 +2,7 @@
  * `RpcTransport` over a WebSocket: browsers, Node ≥ 22 (global `WebSocket`), Workers, or any
  * constructor passed in (`ws`, undici). Pure glue; the contract is in transport.ts.
  */
+import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
 import { diagnoseEndpoint } from "./diagnose.js";
@@ -114,11 +115,18 @@ class WebSocketTransport implements RpcTransport {
   send(frame: WireFrame): void {
     const socket = this.socket;
     if (this.closed || !socket) return; // reported by onClose
-    if (socket.readyState !== OPEN) {
-      this.closing(); // reported by onClose, within CLOSING_GRACE_MS
-      return;
+    try {
+      if (socket.readyState !== OPEN) {
+        this.closing(); // reported by onClose, within CLOSING_GRACE_MS
+        return;
+      }
+      socket.send(frame);
+    } catch (error) {
+      // workerd: the socket belongs to the request that opened it, and this is another one.
+      // No event will ever report it: say so now, or the call waits for nothing.
+      if (!/different request/i.test(String((error as Error)?.message))) throw error;
+      this.finish(CloseCode.OtherRequest, String((error as Error).message));
     }
-    socket.send(frame);
   }
 
   /** Checks every `STATE_CHECK_MS` that the open socket has not started closing unreported. */
