@@ -456,6 +456,10 @@ describe("what the record refuses", () => {
   ])("a session unknown to the object that resends %s", async (_name, hello, reply, runs) => {
     using t = setup();
     await t.client.increment();
+    // A connection of another client, whose first frame is this hello (one per connection).
+    t.faults.halfOpen = true;
+    t.faults.last.peerClose(1006);
+    await vi.waitFor(() => expect(t.faults.connections.length).toBe(2));
     const conn = t.faults.last.paired;
     const before = conn.sentByServer.length;
     conn.inject(hello);

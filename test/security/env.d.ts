@@ -7,6 +7,7 @@ declare namespace Cloudflare {
     ALLOW_FN: DurableObjectNamespace<import("./objects.js").AllowFn>;
     TRUSTED: DurableObjectNamespace<import("./objects.js").Trusted>;
     IDENT: DurableObjectNamespace<import("./objects.js").Ident>;
+    SESSION_VICTIM: DurableObjectNamespace<import("./session-objects.js").SessionVictim>;
     SECRET: string;
   }
 }

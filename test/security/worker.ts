@@ -8,6 +8,7 @@
 import { routeDORequest, withIdentity, type RouteOptions } from "@dorpc/routing";
 
 export { AllowFn, AllowList, Ident, Tight, Trusted, Victim } from "./objects.js";
+export { SessionVictim } from "./session-objects.js";
 
 /** The test's stand-in for a session store. */
 export const TOKENS: Readonly<Record<string, { user: string }>> = Object.freeze({

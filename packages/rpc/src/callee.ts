@@ -67,6 +67,8 @@ const noop = () => {};
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
   protected readonly running = new Map<number, Incoming>();
+  /** Calls cancelled while running that have not ended yet (they still count as running). */
+  private orphans = 0;
   private readonly env: ChainEnv;
   private readonly replyEnv: ReplyEnv;
   /** Bracket each step's synchronous user code (the server tracks the running call there). */
@@ -138,7 +140,7 @@ export class Callee {
         );
         continue;
       }
-      if (this.running.size >= limits.maxPendingCalls) {
+      if (this.running.size + this.orphans >= limits.maxPendingCalls) {
         const error = new RpcError(
           "LIMIT",
           `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
@@ -302,6 +304,10 @@ export class Callee {
     call.waiters = undefined;
     const mine = call.id > 0 && this.running.get(call.id) === call;
     if (mine) this.running.delete(call.id);
+    if (call.orphaned) {
+      call.orphaned = false;
+      this.orphans--;
+    }
     if ((mine && !call.cancelled) || call.recorded) {
       // A recorded call is answered into the record even when its caller left: a resend on the
       // next connection is answered from it.
@@ -350,6 +356,11 @@ export class Callee {
       call.controller?.abort(cancelledReason());
       this.dropped(call);
       if (!call.started) this.settleUnstarted(call);
+      else if (!call.settled) {
+        // Still running (its signal is only a request): it holds what it holds until it ends.
+        call.orphaned = true;
+        this.orphans++;
+      }
     }
   }
 

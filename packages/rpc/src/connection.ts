@@ -134,12 +134,18 @@ export class Connection {
       case FrameKind.Hello:
         if (
           !Array.isArray(body) ||
+          body.length < 2 ||
+          body.length > 3 ||
           typeof body[0] !== "string" ||
           !SESSION_ID.test(body[0]) ||
+          (body[1] !== 0 && body[1] !== 1) ||
           (body.length > 2 && !(Number.isSafeInteger(body[2]) && (body[2] as number) >= 0))
         ) {
           return this.protocol("a hello frame's body must be [sessionId, resending] or [sessionId, resending, age].");
         }
+        // One per connection: a session is what the connection's calls are recorded under, and
+        // calls already admitted are recorded under the one they came with.
+        if (this.session !== undefined) return this.protocol("a connection says hello once.");
         this.session = body[0];
         this.expiredSession = this.config.onHello ? !this.config.onHello(body[0], body[1] === 1, body[2] as number | undefined) : false;
         return true;

@@ -46,6 +46,10 @@ export interface Incoming {
    */
   recorded: boolean;
   keep: boolean;
+  /** The session whose record holds it (server-callee.ts), fixed when it was admitted. */
+  session?: string;
+  /** Cancelled while running: its id is free, but it still counts against `maxPendingCalls`. */
+  orphaned?: boolean;
   /** The server's `{ conn, call }` for `rpcCaller()` while its steps run (current-call.ts). */
   running: object | undefined;
 }

@@ -98,14 +98,20 @@ export class ServerCallee extends Callee {
     const { records } = this.server;
     const session = this.conn.session;
     if (!records || !session) return super.admit(call);
-    call.recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
-    const decision = records.decide(session, call.id, call.flags, call.recorded, this.conn.expiredSession);
+    const recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
+    const decision = records.decide(session, call.id, call.flags, recorded, this.conn.expiredSession);
+    // `recorded` from here on means: this call holds the record's running entry for its id in
+    // `session` (only a call that runs holds it; one that waits for an earlier run does not, and
+    // must never release that run's entry), and its answer is saved under that session.
+    call.recorded = false;
     switch (decision.kind) {
       case "run":
         if (decision.record) {
+          call.recorded = true;
+          call.session = session;
           call.keep = this.keeps(call);
           records.started(session, call.id);
-        } else call.recorded = false;
+        }
         return true;
       case "wait":
         (this.gates ??= new Map()).set(call, decision.until);
@@ -172,7 +178,7 @@ export class ServerCallee extends Callee {
    */
   protected override record(call: Incoming, reply: Reply): void {
     const records = this.server.records!;
-    const session = this.conn.session!;
+    const session = call.session!;
     // Inline arrows: a named one (`const save = …`) would be named again on every call by a
     // bundler's keepNames (on by default in wrangler).
     if (reply.ready) {
@@ -196,7 +202,7 @@ export class ServerCallee extends Callee {
   private unrecord(call: Incoming): void {
     if (!call.recorded) return;
     call.recorded = false;
-    this.server.records!.release(this.conn.session!, call.id);
+    this.server.records!.release(call.session!, call.id);
   }
 
   // ---------------------------------------------------------------------------------------------

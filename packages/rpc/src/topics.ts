@@ -51,7 +51,9 @@ class TopicLog {
     if (!topic) {
       throw new RpcError(
         "NOT_FOUND",
-        `No topic ${JSON.stringify(String(name).slice(0, 64))} on ${this.label}; declare it in rpcOptions.topics.`,
+        typeof name === "string"
+          ? `No topic ${JSON.stringify(name.slice(0, 64))} on ${this.label}; declare it in rpcOptions.topics.`
+          : `A topic is named by a string, got ${name === null ? "null" : typeof name} (on ${this.label}).`,
       );
     }
     return topic;
