@@ -32,12 +32,12 @@ interface Slot<T> {
  * The parts of the options that decide where the client connects. A change of any of them means
  * another endpoint, so a new client; the other options are read when the client is created.
  */
-function slotKey(binding: string, instance: string, options: RpcClientOptions | undefined): string {
+function slotKey(binding: string, instance: string, options: RpcClientOptions<never> | undefined): string {
   const query = options?.query ? Object.entries(options.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : undefined;
   return JSON.stringify([binding, instance, options?.baseUrl, options?.prefix, query]);
 }
 
-function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions | undefined): Slot<T> {
+function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions<T> | undefined): Slot<T> {
   const client = createRpcClient<T>(binding, instance, options);
   return { key, client, reopen: () => openSlot<T>(key, binding, instance, options), closing: false, closed: false };
 }
@@ -68,7 +68,7 @@ function closeSoon(slot: Slot<unknown>): void {
  * }
  * ```
  */
-export function useRpcClient<T>(binding: string, instance: string, options?: RpcClientOptions): RpcClient<T> {
+export function useRpcClient<T>(binding: string, instance: string, options?: RpcClientOptions<T>): RpcClient<T> {
   const key = slotKey(binding, instance, options);
   const [slot, setSlot] = useState(() => openSlot<T>(key, binding, instance, options));
   let current = slot;

@@ -19,21 +19,23 @@
  *  - Another component taking over the same client and topic while this one's close is pending
  *    (a remount under a new key) closes this one at once, so the new subscription is not refused.
  */
-import { type Arrived, type EventInfo, type ResyncInfo, RpcError, type SubscribeOptions, type Subscription, subscribe } from "@dorpc/rpc";
+import {
+  type EventInfo,
+  type ResyncInfo,
+  RpcError,
+  type SubscribeOptions,
+  type Subscription,
+  subscribe,
+  type TopicEvent as RpcTopicEvent,
+  type TopicName as RpcTopicName,
+} from "@dorpc/rpc";
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
 
-/**
- * The topics of a client type: the one symbol-keyed member of `RpcClient<T>` that is not a
- * function (the others are `Symbol.dispose` and `Symbol.asyncDispose`). `@dorpc/rpc` types
- * `subscribe` with it but does not export its name.
- */
-type ClientTopics<C> = Exclude<NonNullable<C[Extract<keyof C, symbol>]>, (...args: never[]) => unknown>;
-
-/** The topic names `client` may subscribe to (those its object declares). */
-export type TopicName<C> = keyof ClientTopics<C> & string;
+/** The topic names `client` may subscribe to (those its object declares; none for anything that is not a client). */
+export type TopicName<C> = RpcTopicName<C>;
 
 /** The event type of `topic` on `client`, as it arrives. */
-export type TopicEvent<C, K extends TopicName<C>> = Arrived<ClientTopics<C>[K]>;
+export type TopicEvent<C, K extends TopicName<C>> = RpcTopicEvent<C, K>;
 
 /** Where a component's subscription stands. */
 export interface SubscriptionState {

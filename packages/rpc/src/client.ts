@@ -352,7 +352,13 @@ export function rpcDispose(value: object): void {
 }
 
 /** The topics a client's object declares. */
-type ClientTopics<C> = C extends { readonly [TOPICS]?: infer X } ? NonNullable<X> : never;
+type ClientTopics<C> = typeof TOPICS extends keyof C ? (C extends { readonly [TOPICS]?: infer X } ? NonNullable<X> : never) : never;
+
+/** The topic names `subscribe` accepts for `C`: none for anything that is not a client. */
+export type TopicName<C> = [ClientTopics<C>] extends [never] ? never : keyof ClientTopics<C> & string;
+
+/** The event type of `topic` on `client`, as it arrives. */
+export type TopicEvent<C, K extends TopicName<C>> = Arrived<ClientTopics<C>[K]>;
 
 /**
  * Subscribes `client` to `topic` of its Durable Object: `onEvent` gets every event published on
@@ -360,10 +366,10 @@ type ClientTopics<C> = C extends { readonly [TOPICS]?: infer X } ? NonNullable<X
  * away are replayed from the object's storage). See `SubscribeOptions` for resuming from a saved
  * cursor and for what happens when too much was missed.
  */
-export function subscribe<C extends object, K extends keyof ClientTopics<C> & string>(
+export function subscribe<C extends object, K extends TopicName<C>>(
   client: C,
   topic: K,
-  onEvent: (event: Arrived<ClientTopics<C>[K]>, info: EventInfo) => void,
+  onEvent: (event: TopicEvent<C, K>, info: EventInfo) => void,
   options?: SubscribeOptions,
 ): Subscription {
   return subscriptionsOf(client, getRpcSession).add(topic, onEvent as (event: unknown, info: EventInfo) => void, options);

@@ -16,7 +16,7 @@ export { createRpcClient, withCallOptions, type RpcClientOptions } from "./clien
 export { rpcDispose } from "./client.js";
 
 /** Subscribe to a topic of the Durable Object: ordered, exactly-once events that survive reconnects and hibernation. */
-export { subscribe } from "./client.js";
+export { subscribe, type TopicEvent, type TopicName } from "./client.js";
 export type { EventInfo, ResyncInfo, SubscribeOptions, Subscription } from "./subscriptions.js";
 
 /**

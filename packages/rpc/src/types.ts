@@ -91,9 +91,11 @@ export type Sendable<T> = unknown extends T
         : T extends WireBuiltin
           ? T
           : T extends Map<infer K, infer V>
-            ? [Sendable<K>, Sendable<V>] extends [never, never]
+            ? [Sendable<K>] extends [never]
               ? never
-              : T
+              : [Sendable<V>] extends [never]
+                ? never
+                : T
             : T extends Set<infer V>
               ? [Sendable<V>] extends [never]
                 ? never
@@ -139,17 +141,63 @@ export type Arrived<T> = unknown extends T
         ? T
         : T extends AnyFunction | Target
           ? RpcStub<T>
-          : T extends WireBuiltin
-            ? T
-            : T extends Map<infer K, infer V>
-              ? Map<Arrived<K>, Arrived<V>>
-              : T extends Set<infer V>
-                ? Set<Arrived<V>>
-                : T extends readonly unknown[]
-                  ? { -readonly [K in keyof T]: Arrived<T[K]> }
-                  : T extends object
-                    ? { [K in keyof T]: Arrived<T[K]> }
-                    : never;
+          : T extends Uncloneable
+            ? never
+            : T extends WireBuiltin
+              ? BuiltinOf<T>
+              : T extends Map<infer K, infer V>
+                ? Map<Arrived<K>, Arrived<V>>
+                : T extends Set<infer V>
+                  ? Set<Arrived<V>>
+                  : T extends readonly unknown[]
+                    ? WholeOrNever<T, { -readonly [K in keyof T]: Arrived<T[K]> }>
+                    : T extends object
+                      ? WholeOrNever<T, { [K in keyof T]: Arrived<T[K]> }>
+                      : never;
+
+/** `M` (`T` as it arrives), or `never` when a member of `T` that exists cannot arrive (the whole value is refused). */
+type WholeOrNever<T, M> = true extends {
+  [K in keyof T]-?: [T[K]] extends [never] ? false : [M[K & keyof M]] extends [never] ? true : false;
+}[keyof T]
+  ? never
+  : M;
+
+/**
+ * The built-in type a value of a subclass of one arrives as: a `Buffer` or a class extending
+ * `Uint8Array` arrives as a `Uint8Array`, an `Error` subclass as an `Error` (with its name), and
+ * so on; their own members stay behind.
+ */
+type BuiltinOf<T> = T extends Date
+  ? Date
+  : T extends RegExp
+    ? RegExp
+    : T extends Error
+      ? Error
+      : T extends Uint8Array
+        ? Uint8Array
+        : T extends Uint8ClampedArray
+          ? Uint8ClampedArray
+          : T extends Int8Array
+            ? Int8Array
+            : T extends Uint16Array
+              ? Uint16Array
+              : T extends Int16Array
+                ? Int16Array
+                : T extends Uint32Array
+                  ? Uint32Array
+                  : T extends Int32Array
+                    ? Int32Array
+                    : T extends Float32Array
+                      ? Float32Array
+                      : T extends Float64Array
+                        ? Float64Array
+                        : T extends BigInt64Array
+                          ? BigInt64Array
+                          : T extends BigUint64Array
+                            ? BigUint64Array
+                            : T extends DataView
+                              ? DataView
+                              : T;
 
 /**
  * A pending result: a promise of the value as it arrives *and* a handle to use it before it
@@ -158,7 +206,7 @@ export type Arrived<T> = unknown extends T
  */
 export type RpcPromise<V> = [V] extends [never]
   ? Promise<never>
-  : Promise<Arrived<V>> & Pipeline<NonNullable<V>> & { readonly [PENDING]: V };
+  : Promise<Arrived<V>> & ([NonNullable<V>] extends [never] ? unknown : Pipeline<NonNullable<V>>) & { readonly [PENDING]: V };
 
 /** What can be reached *through* a pending value of type `V`. */
 export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
@@ -167,13 +215,19 @@ export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unkno
     ? Pipeline<S>
     : (V extends AnyFunction ? RemoteCall<V> : unknown) &
         (V extends readonly unknown[]
-          ? { readonly [index: number]: Remote<V[number]> }
+          ? number extends V["length"]
+            ? { readonly [index: number]: Remote<V[number]> }
+            : { readonly [K in keyof V & `${number}`]: Remote<V[K]> }
           : V extends object
             ? { readonly [K in PublicKeys<V>]: Remote<V[K]> }
             : unknown);
 
 /** A member as the client sees it: methods return pending results, everything else is one. */
-export type Remote<V> = V extends AnyFunction ? RemoteCall<V> : RpcPromise<Awaited<V>>;
+export type Remote<V> = [NonNullable<V>] extends [never]
+  ? RpcPromise<Awaited<V>>
+  : [NonNullable<V>] extends [AnyFunction]
+    ? RemoteCall<NonNullable<V>> // a method (optional ones too)
+    : RpcPromise<Awaited<V>>; // data, with its null and undefined
 
 /**
  * A function as the client calls it. One made by `rpcMethod` takes its argument schema's input
@@ -224,8 +278,9 @@ type Accepted<T> = T extends Primitive
       : T extends Uncloneable
         ? never
         : T extends AnyFunction
-          ? // One signature (a stub of such a function fits it too), so a lambda's parameters are inferred.
-            (...args: Parameters<T>) => Awaited<ReturnType<T>> | Promise<Awaited<ReturnType<T>>>
+          ? // One signature (a stub of such a function fits it too), so a lambda's parameters are
+            // inferred — as they arrive: an RpcTarget or a function the object passes is a stub.
+            (...args: ArrivedList<Parameters<T>>) => Awaited<ReturnType<T>> | Promise<Awaited<ReturnType<T>>>
           : T extends Target
             ? T | RpcStub<T>
             : T extends WireBuiltin
@@ -237,6 +292,9 @@ type Accepted<T> = T extends Primitive
                   : T extends object
                     ? { [K in keyof T]: Param<T[K]> }
                     : never;
+
+/** A parameter list as it arrives (a callback's, called by the object). */
+type ArrivedList<A extends readonly unknown[]> = { [I in keyof A]: Arrived<A[I]> };
 
 /** A parameter list mapped through `Param`. */
 export type Params<A> = A extends readonly unknown[] ? { [I in keyof A]: Param<A[I]> } : never;

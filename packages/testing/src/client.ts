@@ -27,7 +27,7 @@ export interface WorkerFetcher {
  * Options for {@link createTestClient}: every `createRpcClient` option except the ones that
  * choose a network connection (`baseUrl`, `WebSocket`, `transport`), plus test-only ones.
  */
-export interface TestClientOptions extends Omit<RpcClientOptions, "baseUrl" | "WebSocket" | "transport"> {
+export interface TestClientOptions<T = unknown> extends Omit<RpcClientOptions<T>, "baseUrl" | "WebSocket" | "transport"> {
   /**
    * Connect as this identity: sent as JSON in the `X-Dorpc-Identity` header, which is what
    * `readIdentityHeader` reads. It only has an effect on objects configured with
@@ -61,7 +61,7 @@ export interface TestClientOptions extends Omit<RpcClientOptions, "baseUrl" | "W
 declare const objectType: unique symbol;
 
 /** A dorpc client made by {@link createTestClient}: an `RpcClient<T>` the testing helpers accept. */
-export type TestClient<T> = RpcClient<T> & { readonly [objectType]?: T };
+export type TestClient<T> = RpcClient<T> & { readonly [objectType]: T };
 
 /** Test-friendly reconnection: no jittered 250 ms wait before each retry. Overridden by `options.reconnect`. */
 const TEST_RECONNECT = { initialDelay: 5, maxDelay: 200, jitter: 0 } as const;
@@ -128,19 +128,19 @@ const NETWORK_OPTIONS = ["baseUrl", "WebSocket", "transport"] as const;
 export function createTestClient<T extends Rpc.DurableObjectBranded>(
   namespace: DurableObjectNamespace<T>,
   name: string | DurableObjectId,
-  options?: TestClientOptions,
+  options?: TestClientOptions<NoInfer<T>>,
 ): TestClient<T>;
 export function createTestClient<T>(
   // biome-ignore lint/suspicious/noExplicitAny: DurableObjectNamespace is invariant in its parameter; `any` accepts every namespace, typed or not
   namespace: DurableObjectNamespace<any>,
   name: string | DurableObjectId,
-  options?: TestClientOptions,
+  options?: TestClientOptions<T>,
 ): TestClient<T>;
 export function createTestClient<T>(
   // biome-ignore lint/suspicious/noExplicitAny: as above
   namespace: DurableObjectNamespace<any>,
   name: string | DurableObjectId,
-  options: TestClientOptions = {},
+  options: TestClientOptions<T> = {},
 ): TestClient<T> {
   if (!isNamespace(namespace)) {
     throw new TestingError(
