@@ -26,4 +26,9 @@ describe("WPT structured-clone battery through a connection to a Durable Object"
       if (passing.has(testCase.description)) expect(outcome.status, outcome.message).toBe("pass");
     });
   }
+
+  it("has every case the baseline lists (a renamed case would silently stop being checked)", () => {
+    const names = new Set(CASES.map((c) => c.description));
+    expect([...passing].filter((name) => !names.has(name))).toEqual([]);
+  });
 });

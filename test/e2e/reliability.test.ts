@@ -239,6 +239,9 @@ describe("load ledger under faults", () => {
       expect(await chaosClients[k]!.getValue(), `object ${k}: its counter against the calls its clients made`).toBe(made[k]);
     }
     expect(restarts).toBe(1);
+    // The chaos happened: sockets were cut, and clients reconnected.
+    expect(socketsCut).toBeGreaterThan(0);
+    expect(reconnects).toBeGreaterThan(0);
 
     const figures = {
       clients: CLIENTS,

@@ -53,7 +53,6 @@ describe("hibernation and eviction", () => {
     const running = go(c.client.sleep(300));
     await sleep(50); // the call is running on the object, awaiting its timer
     await evictDurableObject(env.RELIABLE.getByName(name));
-    const started = Date.now();
     const outcome = await running.then(
       (value) => value,
       (error: RpcError) => error.code,
@@ -61,7 +60,6 @@ describe("hibernation and eviction", () => {
     expect(outcome, "the call settled only by the client's own timeout: the object was evicted mid-call and the reply was lost").not.toBe(
       "TIMEOUT",
     );
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("repeated evictions between calls lose nothing", async () => {

@@ -367,9 +367,12 @@ describe("Error stacks", () => {
 
   it("keeps name, message, cause and props non-enumerable the way the engine makes them", () => {
     const decoded = decode(encode(errorWithProps())) as Error;
-    for (const key of ["name", "message", "stack", "cause"]) {
+    // `name` comes from the prototype (a plain Error); the others are own properties.
+    expect(Object.getOwnPropertyDescriptor(decoded, "name")?.enumerable ?? false).toBe(false);
+    for (const key of ["message", "stack", "cause"]) {
       const desc = Object.getOwnPropertyDescriptor(decoded, key);
-      if (desc) expect(desc.enumerable, key).toBe(false);
+      expect(desc, `${key} is missing`).toBeDefined();
+      expect(desc!.enumerable, key).toBe(false);
     }
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Durable Objects on the key-value storage backend (`new_classes`: `ctx.storage.sql` exists, and
  * every statement throws "SQL is not enabled"). dorpc serves them without the delivery record,
- * whether or not `exactlyOnce: false` is set: calls and the object's own storage work, nothing
- * throws behind the scenes, and a resend is refused with DISCONNECTED (it may have run).
+ * whether or not `exactlyOnce: false` is set: calls and the object's own storage work, and a
+ * resend is refused with DISCONNECTED (it may have run).
  */
 import { createTestClient } from "@dorpc/testing";
 import { env, SELF } from "cloudflare:test";
