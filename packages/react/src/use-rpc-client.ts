@@ -14,8 +14,8 @@
  *    unmounted for longer (e.g. a hidden `<Activity>`), remounting creates a new one and renders
  *    again with it.
  */
-import { createRpcClient, rpcConnection, type RpcClient, type RpcClientOptions } from "@dorpc/rpc";
-import { useEffect, useState } from "react";
+import { createRpcClient, RpcError, rpcConnection, type RpcClient, type RpcClientOptions, type TransportFactory } from "@dorpc/rpc";
+import { useEffect, useState, useSyncExternalStore } from "react";
 
 interface Slot<T> {
   /** What identifies the client: binding, instance and the options that make up its URL. */
@@ -37,8 +37,23 @@ function slotKey(binding: string, instance: string, options: RpcClientOptions<ne
   return JSON.stringify([binding, instance, options?.baseUrl, options?.prefix, query]);
 }
 
-function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions<T> | undefined): Slot<T> {
-  const client = createRpcClient<T>(binding, instance, options);
+/**
+ * The transport of a client made while rendering on a server: none. Nothing connects during
+ * server rendering (no effects run there, and a call made then has no page to answer): such a
+ * call fails with `CONNECT_FAILED` saying so. It needs no `baseUrl` and no `WebSocket`.
+ */
+const serverRendering: TransportFactory = Object.assign(
+  () => {
+    throw new RpcError(
+      "CONNECT_FAILED",
+      "A client made during server rendering does not connect: call it from an effect or an event handler.",
+    );
+  },
+  { connectionless: true } as const,
+);
+
+function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions<T> | undefined, server = false): Slot<T> {
+  const client = createRpcClient<T>(binding, instance, server ? { ...options, transport: serverRendering } : options);
   return { key, client, reopen: () => openSlot<T>(key, binding, instance, options), closing: false, closed: false };
 }
 
@@ -69,13 +84,16 @@ function closeSoon(slot: Slot<unknown>): void {
  * ```
  */
 export function useRpcClient<T>(binding: string, instance: string, options?: RpcClientOptions<T>): RpcClient<T> {
-  const key = slotKey(binding, instance, options);
-  const [slot, setSlot] = useState(() => openSlot<T>(key, binding, instance, options));
+  // Rendering on a server: React asks for the server snapshot (as it also does while hydrating,
+  // in a page, where the client must be the real one), and there is no document.
+  const server = useSyncExternalStore(noChanges, onClient, onServer) && typeof document === "undefined";
+  const key = slotKey(binding, instance, options) + (server ? " (server)" : "");
+  const [slot, setSlot] = useState(() => openSlot<T>(key, binding, instance, options, server));
   let current = slot;
   if (slot.key !== key || slot.closed) {
     // Another endpoint, or a client closed while this component was away: replace it during
     // render (React renders again at once with the new state; the old one's cleanup closes it).
-    current = openSlot<T>(key, binding, instance, options);
+    current = openSlot<T>(key, binding, instance, options, server);
     setSlot(current);
   }
   useEffect(() => {
@@ -89,3 +107,7 @@ export function useRpcClient<T>(binding: string, instance: string, options?: Rpc
   }, [current]);
   return current.client;
 }
+
+const noChanges = () => () => {};
+const onClient = () => false;
+const onServer = () => true;

@@ -136,7 +136,9 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
   useCommitEffect(() => {
     handlers.current = { onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync };
   });
-  const [state, setState] = useState<{ client: object; topic: string; value: SubscriptionState }>({ client, topic, value: PENDING });
+  // The state belongs to one subscription (`entry`): going back to a topic or client used
+  // before must not show what the earlier subscription to it reached.
+  const [state, setState] = useState<{ entry: Entry | undefined; value: SubscriptionState }>({ entry: undefined, value: PENDING });
   const held = useRef<Entry | undefined>(undefined);
   const since = options?.since;
 
@@ -152,8 +154,9 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
     const entry: Entry = { client, topic, subscription: undefined, closing: false, closed: false };
     held.current = entry;
     const show = (value: SubscriptionState) => {
-      if (!entry.closed) setState({ client, topic, value });
+      if (!entry.closed) setState({ entry, value });
     };
+    show(PENDING);
     let byTopic = holders.get(client);
     if (!byTopic) holders.set(client, (byTopic = new Map()));
     const other = byTopic.get(topic);
@@ -166,12 +169,16 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
         client,
         topic,
         (event, info) => {
-          if (!entry.closed) handlers.current.onEvent(event, info);
+          // Not once its component unmounted, even for the rest of a frame of events (closing:
+          // the close runs a microtask later; a StrictMode remount clears it synchronously).
+          if (!entry.closed && !entry.closing) handlers.current.onEvent(event, info);
         },
         {
           since,
+          // Refused when made again after a reconnect: over, whatever it was.
+          onEnd: (error: unknown) => show({ status: "failed", error }),
           onResync: (info: ResyncInfo) => {
-            if (entry.closed) return;
+            if (entry.closed || entry.closing) return;
             const onResync = handlers.current.onResync;
             if (onResync) {
               onResync(info);
@@ -193,10 +200,11 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
         (error: unknown) => show({ status: "failed", error }),
       );
     } catch (error) {
-      setState({ client, topic, value: { status: "failed", error } });
+      show({ status: "failed", error });
     }
     return () => release(entry);
   }, [client, topic]);
 
-  return state.client === client && state.topic === topic ? state.value : PENDING;
+  const { entry } = state;
+  return entry !== undefined && !entry.closed && entry.client === client && entry.topic === topic ? state.value : PENDING;
 }

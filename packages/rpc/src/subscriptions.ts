@@ -40,6 +40,12 @@ export interface SubscribeOptions {
   since?: number;
   /** The events after the cursor are no longer kept: reload your state, then go on. Default: `onError`. */
   onResync?: (info: ResyncInfo) => void;
+  /**
+   * The subscription ended by itself after it was ready: the object refused it when it was made
+   * again on a new connection (the topic is no longer declared, a limit). Default: `onError`.
+   * (A refusal of the first subscribe rejects `ready` instead; `close()` calls neither.)
+   */
+  onEnd?: (error: unknown) => void;
 }
 
 /** A live subscription. Dispose it (or `close()`) to stop. */
@@ -57,6 +63,7 @@ interface Sub {
   readonly topic: string;
   readonly onEvent: (event: unknown, info: EventInfo) => void;
   readonly onResync: ((info: ResyncInfo) => void) | undefined;
+  readonly onEnd: ((error: unknown) => void) | undefined;
   cursor: number | undefined;
   /** A subscribe call is on its way: do not send another. */
   sending: boolean;
@@ -89,6 +96,7 @@ export class Subscriptions {
     }
     if (options?.onResync !== undefined && typeof options.onResync !== "function")
       throw new RpcError("BAD_OPTION", "onResync must be a function.");
+    if (options?.onEnd !== undefined && typeof options.onEnd !== "function") throw new RpcError("BAD_OPTION", "onEnd must be a function.");
     if (this.subs.has(topic))
       throw new RpcError("BAD_OPTION", `This client already subscribes to "${topic}"; close that subscription first.`);
     if (this.session.disposed) throw new RpcError("DISPOSED", "The client was disposed; create a new one to subscribe.");
@@ -103,6 +111,7 @@ export class Subscriptions {
       topic,
       onEvent,
       onResync: options?.onResync,
+      onEnd: options?.onEnd,
       cursor: since,
       sending: false,
       closed: false,
@@ -120,6 +129,19 @@ export class Subscriptions {
       close,
       [Symbol.dispose]: close,
     };
+  }
+
+  /** `sub`, ready once, was refused when made again: its `onEnd`, else the client's `onError`. */
+  private ended(sub: Sub, error: unknown): void {
+    if (!sub.onEnd) {
+      this.report(error, sub.topic);
+      return;
+    }
+    try {
+      sub.onEnd(error);
+    } catch (thrown) {
+      this.report(thrown, sub.topic);
+    }
   }
 
   /** Subscribes (again) from the cursor; the session calls it on every open connection. */
@@ -144,7 +166,7 @@ export class Subscriptions {
         if (!sub.ready.settled) {
           sub.ready.settled = true;
           sub.ready.reject(error);
-        } else this.report(error, sub.topic);
+        } else this.ended(sub, error);
         return;
       }
       const result = subscribeAnswer(call.value);
@@ -155,7 +177,7 @@ export class Subscriptions {
         if (!sub.ready.settled) {
           sub.ready.settled = true;
           sub.ready.reject(error);
-        } else this.report(error, sub.topic);
+        } else this.ended(sub, error);
         return;
       }
       if (result.resync) {
