@@ -63,10 +63,11 @@ export interface DropOptions {
 
 /**
  * Cuts the client's open connection as a network failure would: the client sees it close with
- * code 1006 (or `options.code`) at once — calls waiting for a reply fail with `DISCONNECTED`
- * (idempotent ones are re-sent), queued calls wait — and it reconnects per its `reconnect`
- * option. The object sees its socket close too (with code 1001, since 1006 cannot be sent), so
- * its `webSocketClose` runs.
+ * code 1006 (or `options.code`) at once — calls waiting for a reply are resent on the next
+ * connection and answered once (with `exactlyOnce: false` they fail with `DISCONNECTED`,
+ * idempotent ones excepted), queued calls wait — and it reconnects per its `reconnect` option.
+ * The object sees its socket close too (with code 4006, since 1006 cannot be sent), so its
+ * `webSocketClose` runs.
  *
  * Synchronous: when it returns, the client has already seen the close (its state is
  * `"reconnecting"`, or `"idle"` with `reconnect: false`).
