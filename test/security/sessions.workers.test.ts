@@ -131,6 +131,26 @@ describe("cancels", () => {
 });
 
 describe("topics", () => {
+  it("a second subscribe to a topic on one connection is BAD_OPTION and replays nothing again (one frame cannot multiply the replay)", async () => {
+    const name = uniqueName("topic-twice");
+    await runInDurableObject(stubOf(name), (instance: SessionVictim) => {
+      const publish = (instance as unknown as { publish(topic: string, event: unknown): number }).publish.bind(instance);
+      for (let i = 0; i < 3; i++) publish("chat", `m${i}`);
+    });
+    const conn = await openRaw(url(name));
+    try {
+      conn.send(calls([1, 2].map((id) => [id, ["subscribe", [0, "chat", 0]], 0, 2])));
+      expect(await conn.reply(1)).toEqual([1, 0, { seq: 3 }]);
+      const second = JSON.stringify(await conn.reply(2));
+      expect(second).toContain('"BAD_OPTION"');
+      expect(second).toContain("already subscribes");
+      const events = conn.texts.filter((t) => t.includes('"event"'));
+      expect(events.join("").match(/"m\d"/g)).toEqual(['"m0"', '"m1"', '"m2"']);
+    } finally {
+      conn.close();
+    }
+  }, 30_000);
+
   it("subscribe to a topic given as an object (whose toString is data) is NOT_FOUND, not a raw TypeError", async () => {
     const conn = await openRaw(url(uniqueName("topic-object")));
     try {

@@ -207,7 +207,12 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       const attachment = readAttachment(ws);
       if (!attachment) throw new RpcError("INTERNAL", "subscribe: this socket has no dorpc attachment.");
       const subscribed = attachment.topics ?? [];
-      if (!subscribed.includes(name) && subscribed.length >= MAX_TOPICS_PER_SOCKET) {
+      // Once per connection (a client subscribes again only on a new one): each subscribe may
+      // replay up to `keep` events, so repeats would multiply what one frame makes the object send.
+      if (subscribed.includes(name)) {
+        throw new RpcError("BAD_OPTION", `This connection already subscribes to ${JSON.stringify(name.slice(0, 64))}; unsubscribe first.`);
+      }
+      if (subscribed.length >= MAX_TOPICS_PER_SOCKET) {
         throw new RpcError("LIMIT", `A connection may subscribe to at most ${MAX_TOPICS_PER_SOCKET} topics.`);
       }
       const latest = log.latest(name);
@@ -217,7 +222,7 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
         if (missed) replay(ws, missed);
         else result.resync = { oldest: log.oldest(name) };
       }
-      if (!subscribed.includes(name)) writeAttachment(ws, { ...attachment, topics: [...subscribed, name] });
+      writeAttachment(ws, { ...attachment, topics: [...subscribed, name] });
       return result;
     },
     unsubscribe(topic: unknown): void {
