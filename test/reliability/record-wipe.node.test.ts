@@ -95,6 +95,20 @@ describe("resends after the object's storage was wiped", () => {
     expect(resend(later, OLD, 1)).toEqual({ kind: "run", record: true });
   });
 
+  it("the sessions noted as older than the wipe stay bounded (4,096, the newest), and are forgotten once the wipe is older than maxAge", async () => {
+    const t = object();
+    t.ran(OLD, 1);
+    await t.storage.deleteAll();
+    const session = (i: number) => `S${String(i).padStart(21, "0")}`;
+    for (let i = 0; i < 5_000; i++) t.records.hello(session(i), true);
+    const spanning = (t.records as unknown as { wipes: { spanning: Set<string> } }).wipes.spanning;
+    expect(spanning.size).toBe(4_096);
+    expect(resend(t.records, session(4_999), 1)).toMatchObject({ kind: "refuse", error: { code: "EXPIRED" } });
+    vi.advanceTimersByTime(MAX_AGE + HOUR);
+    t.records.hello(NEW, true);
+    expect(spanning.size).toBe(0);
+  });
+
   it("no wipe on record: resends are decided as always", () => {
     const t = object();
     t.ran(OLD, 1);

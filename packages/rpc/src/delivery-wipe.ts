@@ -37,10 +37,13 @@ const MARGIN_MS = 60_000;
  * `sql` is the record's own (unwatched) SQL; the record's tables exist whenever a row is read or
  * written here (the record creates them first, or says they do not exist).
  */
+/** Most sessions kept as possibly older than the last wipe. */
+const MAX_SPANNING = 4_096;
+
 export class Wipes {
   /** When the storage was last wiped (ms, the object's clock; 0: none on record), read once per instance. */
   private at: number | undefined;
-  /** Sessions resending since a hello that says they may have begun before the wipe. */
+  /** Sessions resending since a hello that says they may have begun before the wipe (the newest `MAX_SPANNING`). */
   private readonly spanning = new Set<string>();
 
   constructor(
@@ -69,8 +72,13 @@ export class Wipes {
         this.at = row ? (row.last_at as number) : 0;
       }
       const at = this.at;
+      if (at !== 0 && at < now - this.maxAge) this.spanning.clear(); // no session can span it any more
       if (at !== 0 && at >= now - this.maxAge && (age === undefined || now - age <= at + MARGIN_MS)) {
+        this.spanning.delete(session);
         this.spanning.add(session);
+        // Bounded: a client opening connection after connection under new session ids must not
+        // grow it without end (the oldest goes; its resends are then decided as any session's).
+        if (this.spanning.size > MAX_SPANNING) this.spanning.delete(this.spanning.values().next().value as string);
         return;
       }
     }
