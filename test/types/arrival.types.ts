@@ -119,4 +119,48 @@ subscribe(data, "anything", () => {});
 // A pipelined tuple element keeps its own type (and is never `undefined`).
 export const first: Promise<string> = client.pair()[0];
 
+// Recursive results (a tree, a thread, a list) stay usable when awaited.
+interface TreeNode {
+  id: string;
+  children: TreeNode[];
+}
+interface Comment {
+  text: string;
+  replies: Comment[];
+}
+type Linked = { value: number; next: Linked | null };
+class Shapes {
+  nodes(): TreeNode {
+    return { id: "", children: [] };
+  }
+  linked(): Linked {
+    return { value: 1, next: null };
+  }
+  thread(): Promise<Comment[]> {
+    return Promise.resolve([]);
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: a member typed any
+  get loose(): any {
+    return 1;
+  }
+  bytes(): Uint8Array<ArrayBuffer> {
+    return new Uint8Array(1);
+  }
+}
+const shapes = createRpcClient<Shapes>("SHAPES", "x", { baseUrl });
+const nodes = await shapes.nodes();
+export const id: string = nodes.children[0]!.id;
+const linked = await shapes.linked();
+export const next: number | undefined = linked.next?.value;
+const thread = await shapes.thread();
+export const reply: string | undefined = thread[0]?.replies[0]?.text;
+// A getter typed `any` awaits to `any`.
+const loose = await shapes.loose;
+// biome-ignore lint/suspicious/noExplicitAny: the type checked
+assertType<Equal<typeof loose, any>>();
+// A Uint8Array<ArrayBuffer> arrives as one (a Blob takes it).
+const arrived = await shapes.bytes();
+assertType<Equal<typeof arrived, Uint8Array<ArrayBuffer>>>();
+export const blob = new Blob([arrived]);
+
 export type Keep = RpcPromise<number>;

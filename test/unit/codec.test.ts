@@ -594,6 +594,17 @@ describe("values that cannot be encoded", () => {
       const error = expectThrowsCode(() => encode(value), "ENCODE");
       expect(error.message).toBe(`Reading ${path} threw: Error: boom`);
     }
+    // A throwing symbol-keyed getter is not blamed on a string-keyed one that read fine.
+    const secret = Symbol("secret");
+    const withSymbol = {
+      get ok() {
+        return 1;
+      },
+      get [secret](): never {
+        throw new Error("boom");
+      },
+    };
+    expect(expectThrowsCode(() => encode({ a: withSymbol }), "ENCODE").message).toBe("Reading value.a threw: Error: boom");
   });
 
   it("reports a result that cannot be encoded as ENCODE on the client", async () => {

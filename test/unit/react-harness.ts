@@ -12,7 +12,6 @@ import { RpcError } from "../../packages/rpc/src/errors.js";
 import { channelClosed, dispatchFrame, type ReplyChannel, resolveServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { CallFlags, FrameKind } from "../../packages/rpc/src/envelopes.js";
 import { writeFrame } from "../../packages/rpc/src/frame.js";
-import { notification } from "../../packages/rpc/src/push.js";
 
 type Frame = string | Uint8Array;
 
@@ -116,7 +115,7 @@ export function fakeObject(topics: string[], target: object = new Target()): Fak
         const seq = (seqs.get(topic) ?? 0) + 1;
         seqs.set(topic, seq);
         out.push(seq);
-        parts.push(notification(["event"], [topic, seq, event], CallFlags.System).json);
+        parts.push(eventEnvelope(topic, seq, event));
       }
       const frame = writeFrame(FrameKind.Calls, `[${parts.join(",")}]`, []);
       for (const link of links) {
@@ -127,8 +126,7 @@ export function fakeObject(topics: string[], target: object = new Target()): Fak
     publish(topic, event) {
       const seq = (seqs.get(topic) ?? 0) + 1;
       seqs.set(topic, seq);
-      const { json, blobs } = notification(["event"], [topic, seq, event], CallFlags.System);
-      const frame = writeFrame(FrameKind.Calls, `[${json}]`, blobs);
+      const frame = writeFrame(FrameKind.Calls, `[${eventEnvelope(topic, seq, event)}]`, []);
       for (const link of links) {
         if (!link.closed && link.topics.has(topic)) link.channel.send(frame);
       }
@@ -199,4 +197,9 @@ export function fakeObject(topics: string[], target: object = new Target()): Fak
 /** Lets queued microtasks and zero-delay timers run. */
 export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setTimeout(resolve, 0));
+}
+
+/** The object's `event(topic, seq, value)` notification (a System call), for a JSON value. */
+function eventEnvelope(topic: string, seq: number, event: unknown): string {
+  return JSON.stringify([0, ["event", [0, topic, seq, event]], 0, CallFlags.System]);
 }

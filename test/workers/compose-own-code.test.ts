@@ -11,7 +11,7 @@ import { nextMessage, rpcFailure, uniqueName } from "./helpers.js";
 
 type Greeter = { greet(name: string): string; secret(): string; publishNews(text: string): string };
 
-for (const binding of ["HAND_COMPOSED", "SUBCLASS_OF_WRAPPED"] as const) {
+for (const binding of ["HAND_COMPOSED", "SUBCLASS_OF_WRAPPED", "SUBCLASS_WITH_STATIC"] as const) {
   describe(`options known outside dorpc messages (${binding})`, () => {
     it("rpcPublish on a declared topic from a Workers RPC method of a fresh instance publishes (seq 1)", async () => {
       expect(await env[binding].getByName(uniqueName(binding)).publishNews("first")).toBe("1");

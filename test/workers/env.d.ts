@@ -20,6 +20,7 @@ declare namespace Cloudflare {
     HAND_COMPOSED: DurableObjectNamespace<import("./compose-own-objects.js").HandComposed>;
     HAND_UNDECLARED: DurableObjectNamespace<import("./compose-own-objects.js").HandUndeclared>;
     SUBCLASS_OF_WRAPPED: DurableObjectNamespace<import("./compose-own-objects.js").SubclassOfWrapped>;
+    SUBCLASS_WITH_STATIC: DurableObjectNamespace<import("./compose-own-objects.js").SubclassWithStatic>;
     ERROR_HANDLING_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").ErrorHandlingWrapped>>;
     NO_ERROR_HANDLER_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").NoErrorHandlerWrapped>>;
     OWN_SOCKETS_WRAPPED: DurableObjectNamespace<InstanceType<typeof import("./compose-own-objects.js").OwnSocketsWrapped>>;

@@ -25,6 +25,7 @@ export {
   NoErrorHandlerWrapped,
   OwnSocketsWrapped,
   SubclassOfWrapped,
+  SubclassWithStatic,
 } from "./compose-own-objects.js";
 export { ClientWorker } from "./worker-clients.js";
 

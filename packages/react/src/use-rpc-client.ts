@@ -86,7 +86,7 @@ function closeSoon(slot: Slot<unknown>): void {
 export function useRpcClient<T>(binding: string, instance: string, options?: RpcClientOptions<T>): RpcClient<T> {
   // Rendering on a server: React asks for the server snapshot (as it also does while hydrating,
   // in a page, where the client must be the real one), and there is no document.
-  const server = useSyncExternalStore(noChanges, onClient, onServer) && typeof document === "undefined";
+  const server = useSyncExternalStore(noChanges, onClient, onServer) && (globalThis as { document?: unknown }).document === undefined;
   const key = slotKey(binding, instance, options) + (server ? " (server)" : "");
   const [slot, setSlot] = useState(() => openSlot<T>(key, binding, instance, options, server));
   let current = slot;

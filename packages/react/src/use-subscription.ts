@@ -96,7 +96,7 @@ function release(entry: Entry): void {
 }
 
 /** Runs in the browser before paint; on the server (no effects run there) nothing needs it. */
-const useCommitEffect = typeof window === "undefined" ? useEffect : useLayoutEffect;
+const useCommitEffect = (globalThis as { window?: unknown }).window === undefined ? useEffect : useLayoutEffect;
 
 const PENDING: SubscriptionState = { status: "pending", error: undefined };
 

@@ -218,6 +218,15 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof exactlyOnce !== "boolean") throw new RpcError("BAD_OPTION", `exactlyOnce must be true or false, got ${String(exactlyOnce)}.`);
   const onError = options.onError ?? ((error: unknown, what: string) => console.error(`dorpc: ${what} failed:`, error));
   if (typeof onError !== "function") throw new RpcError("BAD_OPTION", "onError must be a function.");
+  // Called from inside the client's own work (a frame being read, a timer): an onError that
+  // throws must not cut that work short (the rest of a frame, the object's next call).
+  const report = (error: unknown, what: string): void => {
+    try {
+      onError(error, what);
+    } catch (thrown) {
+      console.error(`dorpc: onError threw while reporting that ${what} failed:`, thrown);
+    }
+  };
   const schemas = resolveClientSchemas(options.validate);
   const isPlain = expose !== undefined && [Object.prototype, null].includes(Object.getPrototypeOf(expose));
   const session = new ClientSession({
@@ -231,7 +240,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     highWaterMark,
     connectTimeout,
     expose: { root: expose, rule: isPlain ? "expose" : "object", policy: DEFAULT_POLICY },
-    onError,
+    onError: report,
     exactlyOnce,
   });
   if (schemas) session.caller.checkArgsWith(clientArgsCheck(schemas));

@@ -116,8 +116,11 @@ export interface WithRpcOptions {
   rpcOptions?: RpcServerOptions;
 }
 
-/** Options registered for a class (what `withRpc` was given; `RpcDurableObject`: its defaults). */
+/** Options registered for a class: what `withRpc` was given. */
 export const classOptions = new WeakMap<object, RpcServerOptions | undefined>();
+
+/** Classes whose subclasses declare their options with `static rpcOptions`, defaults without (`RpcDurableObject`). */
+export const staticOptionsRoots = new WeakSet<object>();
 
 /** Options an object was last served with through `handleRpcRequest` / `handleRpcMessage`. */
 const servedWith = new WeakMap<object, ResolvedServerOptions>();
@@ -127,9 +130,10 @@ const declaredCache = new WeakMap<object, RpcServerOptions | undefined | typeof 
 const NONE = Symbol("none");
 
 /**
- * The options `target`'s class declares, walking up from its own class: what `withRpc` was
- * given (for its class and the classes that extend it), else a static `rpcOptions`; `NONE` for
- * a hand-composed class that declares none.
+ * The options `target`'s class declares: what `withRpc` was given, for its class and every class
+ * that extends it (which `withRpc`'s handlers serve with those, whatever else they declare); else
+ * the nearest static `rpcOptions`; else the defaults under `RpcDurableObject`; `NONE` for a
+ * hand-composed class that declares none.
  */
 function declaredOptions(target: object): RpcServerOptions | undefined | typeof NONE {
   const ctor = (target as { constructor?: object }).constructor;
@@ -137,16 +141,18 @@ function declaredOptions(target: object): RpcServerOptions | undefined | typeof 
   let found = declaredCache.get(ctor);
   if (found !== undefined || declaredCache.has(ctor)) return found;
   found = NONE;
+  let nearestStatic: RpcServerOptions | undefined | typeof NONE = NONE;
+  let underRoot = false;
   for (let c: object | null = ctor; typeof c === "function" && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
     if (classOptions.has(c)) {
       found = classOptions.get(c);
-      break;
+      declaredCache.set(ctor, found);
+      return found;
     }
-    if (Object.hasOwn(c, "rpcOptions")) {
-      found = (c as WithRpcOptions).rpcOptions;
-      break;
-    }
+    if (nearestStatic === NONE && Object.hasOwn(c, "rpcOptions")) nearestStatic = (c as WithRpcOptions).rpcOptions;
+    if (staticOptionsRoots.has(c)) underRoot = true;
   }
+  found = nearestStatic !== NONE ? nearestStatic : underRoot ? undefined : NONE;
   declaredCache.set(ctor, found);
   return found;
 }

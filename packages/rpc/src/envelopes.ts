@@ -227,8 +227,9 @@ export const CloseCode = {
   /** Sent by a client whose connection attempt neither opened nor failed in time. */
   ConnectTimeout: 4001,
   /**
-   * Never sent: a client's transport reports it when workerd refuses to let a request use a
-   * socket another request opened (a client kept in a Worker's module scope). See session.ts.
+   * Never on the wire (no close frame can carry 0): a client's transport reports it when workerd
+   * refuses to let a request use a socket another request opened (a client kept in a Worker's
+   * module scope). See session.ts.
    */
-  OtherRequest: 4002,
+  OtherRequest: 0,
 } as const;

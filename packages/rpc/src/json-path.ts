@@ -219,21 +219,23 @@ export class JsonSnapshot {
 
 /**
  * The spread of `v` threw: the key of its one enumerable getter, which must have thrown (read
- * without running any getter), or `undefined` when it has several (or is a Proxy that throws).
+ * without running any getter), or `undefined` when it has several, its one getter is
+ * symbol-keyed, or it is a Proxy that throws (the path then names the object).
  */
 function onlyGetter(v: object): string | undefined {
-  let found: string | undefined;
+  let found: string | symbol | undefined;
   try {
-    for (const key of objectKeys(v)) {
+    // The spread runs enumerable getters of symbol keys too.
+    for (const key of Reflect.ownKeys(v)) {
       const d = Object.getOwnPropertyDescriptor(v, key);
-      if (d?.get === undefined) continue;
+      if (d?.get === undefined || !d.enumerable) continue;
       if (found !== undefined) return undefined;
       found = key;
     }
   } catch {
     return undefined;
   }
-  return found;
+  return typeof found === "symbol" ? undefined : found;
 }
 
 /** True for a number JSON carries exactly: finite and not -0. */

@@ -116,6 +116,7 @@ export abstract class ReconnectingLink {
         else reject(new RpcError("CONNECT_FAILED", `The connection to ${this.options.label} did not open.`));
       });
       if (this._state === "idle") this.connect();
+      else if (this._state === "reconnecting") this.keepAliveForCalls();
     });
   }
 
@@ -164,10 +165,18 @@ export abstract class ReconnectingLink {
         if (this._state === "reconnecting") this.connect();
       }, delay),
     );
-    if (this.pendingCount > 0) this.keepAliveForCalls();
+    if (this.waitedFor()) this.keepAliveForCalls();
   }
 
-  /** Calls wait for the connection: a pending reconnect keeps a Node process alive for them. */
+  /**
+   * Whether something waits for the next connection — calls, `waitForOpen()` (and, on a client,
+   * subscriptions and an `expose`d object): a pending reconnect then keeps a Node process alive.
+   */
+  protected waitedFor(): boolean {
+    return this.pendingCount > 0 || this.openWaiters > 0;
+  }
+
+  /** Something waits for the connection: a pending reconnect keeps a Node process alive for it. */
   protected keepAliveForCalls(): void {
     (this.reconnectTimer as { ref?: () => void } | undefined)?.ref?.();
   }

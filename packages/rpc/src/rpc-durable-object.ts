@@ -25,6 +25,7 @@ import {
   prepareStorage,
   rpcClient,
   rpcMessage,
+  staticOptionsRoots,
   type WithRpcOptions,
 } from "./durable-object.js";
 import { RpcError } from "./errors.js";
@@ -98,7 +99,7 @@ export class RpcDurableObject<Env = Cloudflare.Env, Client = unknown, Topics = R
 
 stopAtPrototype(RpcDurableObject.prototype);
 // Its subclasses declare their options with `static rpcOptions`; without one, the defaults.
-classOptions.set(RpcDurableObject, undefined);
+staticOptionsRoots.add(RpcDurableObject);
 
 type DurableObjectClass = abstract new (ctx: DurableObjectState, env: never) => object;
 

@@ -228,7 +228,8 @@ export class ServerCallee extends Callee {
     if (this.server.sequential) this.active = call;
     gate.then(() => {
       if (this.active === call) this.active = undefined;
-      if (this.admit(call)) this.start(call);
+      // Cancelled while it waited: never admitted (it would hold the record's entry for its id).
+      if (!call.cancelled && this.admit(call)) this.start(call);
       else this.finishSkipped(call);
     });
   }

@@ -83,6 +83,8 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
    * that code. Read when a system call runs, so it serves connections already open too.
    */
   system: object | undefined;
+  /** How many subscriptions are live (set with `system` by the first `subscribe()`). */
+  subscriptionCount: (() => number) | undefined;
   /** Names this session to the object (Hello frame): the key of its calls' delivery record. */
   readonly sessionId = newSessionId();
   /** When the session began (`performance.now()`): a resending hello says how long ago. */
@@ -128,6 +130,11 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
         return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${this.attempt} reconnect attempt(s) have not succeeded yet.`;
       },
     });
+  }
+
+  /** Subscriptions and an exposed object wait for the next connection too (events, the object's calls). */
+  protected override waitedFor(): boolean {
+    return super.waitedFor() || (this.subscriptionCount?.() ?? 0) > 0 || this.options.expose.root !== undefined;
   }
 
   /** Reports a failure nobody else will see (the client's `onError`). */

@@ -82,6 +82,7 @@ export class Subscriptions {
 
   constructor(private readonly session: ClientSession) {
     session.system = this.system;
+    session.subscriptionCount = () => this.subs.size;
     session.onStateChange((state) => {
       if (state === "open") for (const sub of this.subs.values()) this.send(sub);
     });

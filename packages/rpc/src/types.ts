@@ -155,48 +155,56 @@ export type Arrived<T> = unknown extends T
                       ? WholeOrNever<T, { [K in keyof T]: Arrived<T[K]> }>
                       : never;
 
-/** `M` (`T` as it arrives), or `never` when a member of `T` that exists cannot arrive (the whole value is refused). */
+/**
+ * `M` (`T` as it arrives), or `never` when a member of `T` is a value that can never travel (a
+ * `WeakMap`, a `Promise`…): the whole value is refused. Only direct members are looked at, so
+ * that recursive types (trees, lists) stay types TypeScript can resolve.
+ */
 type WholeOrNever<T, M> = true extends {
-  [K in keyof T]-?: [T[K]] extends [never] ? false : [M[K & keyof M]] extends [never] ? true : false;
+  [K in keyof T]-?: [T[K]] extends [never] ? false : T[K] extends Uncloneable ? true : false;
 }[keyof T]
   ? never
   : M;
 
+/** `T` when it adds no member to the built-in `B` (e.g. `Uint8Array<ArrayBuffer>`), else `B`. */
+type Plain<T, B> = [Exclude<keyof T, keyof B>] extends [never] ? T : B;
+
 /**
  * The built-in type a value of a subclass of one arrives as: a `Buffer` or a class extending
- * `Uint8Array` arrives as a `Uint8Array`, an `Error` subclass as an `Error` (with its name), and
+ * `Uint8Array` arrives as a `Uint8Array` (an `Error` subclass keeps its type: its own fields
+ * travel with it), and
  * so on; their own members stay behind.
  */
 type BuiltinOf<T> = T extends Date
-  ? Date
+  ? Plain<T, Date>
   : T extends RegExp
-    ? RegExp
+    ? Plain<T, RegExp>
     : T extends Error
-      ? Error
+      ? T // its own fields travel with it (its methods do not)
       : T extends Uint8Array
-        ? Uint8Array
+        ? Plain<T, Uint8Array>
         : T extends Uint8ClampedArray
-          ? Uint8ClampedArray
+          ? Plain<T, Uint8ClampedArray>
           : T extends Int8Array
-            ? Int8Array
+            ? Plain<T, Int8Array>
             : T extends Uint16Array
-              ? Uint16Array
+              ? Plain<T, Uint16Array>
               : T extends Int16Array
-                ? Int16Array
+                ? Plain<T, Int16Array>
                 : T extends Uint32Array
-                  ? Uint32Array
+                  ? Plain<T, Uint32Array>
                   : T extends Int32Array
-                    ? Int32Array
+                    ? Plain<T, Int32Array>
                     : T extends Float32Array
-                      ? Float32Array
+                      ? Plain<T, Float32Array>
                       : T extends Float64Array
-                        ? Float64Array
+                        ? Plain<T, Float64Array>
                         : T extends BigInt64Array
-                          ? BigInt64Array
+                          ? Plain<T, BigInt64Array>
                           : T extends BigUint64Array
-                            ? BigUint64Array
+                            ? Plain<T, BigUint64Array>
                             : T extends DataView
-                              ? DataView
+                              ? Plain<T, DataView>
                               : T;
 
 /**
@@ -223,11 +231,14 @@ export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unkno
             : unknown);
 
 /** A member as the client sees it: methods return pending results, everything else is one. */
-export type Remote<V> = [NonNullable<V>] extends [never]
-  ? RpcPromise<Awaited<V>>
-  : [NonNullable<V>] extends [AnyFunction]
-    ? RemoteCall<NonNullable<V>> // a method (optional ones too)
-    : RpcPromise<Awaited<V>>; // data, with its null and undefined
+export type Remote<V> = 0 extends 1 & V
+  ? // biome-ignore lint/suspicious/noExplicitAny: a member typed `any` stays `any`
+    RpcPromise<any>
+  : [NonNullable<V>] extends [never]
+    ? RpcPromise<Awaited<V>>
+    : [NonNullable<V>] extends [AnyFunction]
+      ? RemoteCall<NonNullable<V>> // a method (optional ones too)
+      : RpcPromise<Awaited<V>>; // data, with its null and undefined
 
 /**
  * A function as the client calls it. One made by `rpcMethod` takes its argument schema's input
