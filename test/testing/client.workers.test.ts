@@ -176,7 +176,8 @@ describe("bad input", () => {
 
   it("helpers refuse a client that createTestClient did not make", () => {
     using plain = createRpcClient("COUNTER", "x", { baseUrl: "http://127.0.0.1:1" });
-    const error = catching(() => testConnection(plain));
+    // (The types refuse it too; a JavaScript caller, or a cast, still gets a clear error.)
+    const error = catching(() => testConnection(plain as never));
     expect(error).toBeInstanceOf(TestingError);
     expect((error as TestingError).code).toBe("NOT_A_TEST_CLIENT");
     expect((error as TestingError).message).toMatch(/testConnection needs a client made by createTestClient.*createRpcClient/);
