@@ -133,25 +133,8 @@ export class SubclassOfWrapped extends withRpc(SubBase, { topics: { news: {} }, 
 }
 
 /** The same, with a static rpcOptions of its own (left from an RpcDurableObject version): withRpc's options still serve it. */
-export class SubclassWithStatic extends withRpc(SubBase, { topics: { news: {} }, access: { allow: ["greet", "publishNews"] } }) {
+export class SubclassWithStatic extends SubclassOfWrapped {
   static rpcOptions: RpcServerOptions = {};
-
-  publishNews(text: string): string {
-    try {
-      return String(rpcPublish(this, "news", text));
-    } catch (error) {
-      return errorCode(error);
-    }
-  }
-
-  secret(): string {
-    return "the secret";
-  }
-
-  touchClients(): string {
-    for (const ws of this.ctx.getWebSockets(RPC_SOCKET_TAG)) rpcClient(this, ws);
-    return String(this.ctx.getWebSockets(RPC_SOCKET_TAG).length);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
