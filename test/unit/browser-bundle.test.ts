@@ -71,6 +71,7 @@ describe("what the smallest page bundles", () => {
     expect(await pageModules(MINIMAL_PAGE)).toEqual([
       "access.js", // rule 1 and rules 2–3 for calls the object makes on the client (callbacks, expose)
       "blobs.js",
+      "brands.js",
       "byte-records.js",
       "bytes.js",
       "call-timeouts.js",

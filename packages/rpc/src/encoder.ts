@@ -19,6 +19,7 @@ import { ByteRecords } from "./byte-records.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 import { BY_INDEX, describeThrown, Literal, MAP_ENTRIES, PairKeys, Refusal, type Segment, SET_ELEMENTS } from "./paths.js";
 import { BlobCtor, Ext, NEG_ZERO, T } from "./records.js";
+import { BOXED, brandOf, bufferLength, FAILED, isRealmObjectPrototype, sharedBufferLength, tryCall } from "./brands.js";
 
 /** Per-frame encoding state: blobs are shared by every value of the frame. */
 export interface EncodeContext {
@@ -56,65 +57,8 @@ const ARRAY_PROTO = Array.prototype;
 const mapEntries = Map.prototype.entries;
 const setValues = Set.prototype.values;
 const dateTime = Date.prototype.getTime;
-const numberValue = Number.prototype.valueOf;
-const stringValue = String.prototype.valueOf;
-const booleanValue = Boolean.prototype.valueOf;
-const bigintValue = BigInt.prototype.valueOf;
 const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
 const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
-const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")!.get!;
-const sharedBufferLength =
-  typeof SharedArrayBuffer === "function" ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength")?.get : undefined;
-const mapSize = Object.getOwnPropertyDescriptor(Map.prototype, "size")!.get!;
-const setSize = Object.getOwnPropertyDescriptor(Set.prototype, "size")!.get!;
-const BOXED: Record<string, (this: unknown) => unknown> = {
-  Boolean: booleanValue,
-  String: stringValue,
-  Number: numberValue,
-  BigInt: bigintValue,
-};
-const FAILED = Symbol("failed");
-
-/** `fn.call(value)`, or `FAILED` when it throws (a built-in method called on the wrong type). */
-function tryCall(fn: (this: unknown) => unknown, value: object): unknown {
-  try {
-    return fn.call(value);
-  } catch {
-    return FAILED;
-  }
-}
-
-/**
- * The structured-clone type `value` really is (by the built-in methods that accept only it),
- * whatever its Symbol.toStringTag says; `undefined` for none. Only on the path that would refuse.
- */
-function brandOf(value: object): string | undefined {
-  if (tryCall(dateTime, value) !== FAILED) return "Date";
-  if (tryCall(mapSize, value) !== FAILED) return "Map";
-  if (tryCall(setSize, value) !== FAILED) return "Set";
-  if (tryCall(bufferLength, value) !== FAILED) return "ArrayBuffer";
-  if (sharedBufferLength && tryCall(sharedBufferLength, value) !== FAILED) return "SharedArrayBuffer";
-  if (value !== RegExp.prototype && tryCall(regexpSource, value) !== FAILED) return "RegExp";
-  for (const tag in BOXED) if (tryCall(BOXED[tag]!, value) !== FAILED) return tag;
-  return undefined;
-}
-
-const functionText = Function.prototype.toString;
-
-/**
- * Whether `proto` is `Object.prototype` of another realm (an iframe, a `node:vm` context): a
- * plain object made there is a plain object, as structuredClone sends it.
- */
-function isRealmObjectPrototype(proto: object): boolean {
-  if (getPrototypeOf(proto) !== null) return false;
-  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value as { prototype?: unknown; name?: unknown } | undefined;
-  if (typeof ctor !== "function" || ctor.prototype !== proto || ctor.name !== "Object") return false;
-  try {
-    return /\{\s*\[native code\]\s*\}\s*$/.test(functionText.call(ctor));
-  } catch {
-    return false;
-  }
-}
 
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {

@@ -17,17 +17,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { skipPrototype, stopAtPrototype } from "./access.js";
 import { channelClosed, checkServed, resolveServerOptions, type RpcServerOptions } from "./dispatcher.js";
-import {
-  classOptions,
-  closeQuietly,
-  handleRpcRequest,
-  optionsOf,
-  prepareStorage,
-  rpcClient,
-  rpcMessage,
-  staticOptionsRoots,
-  type WithRpcOptions,
-} from "./durable-object.js";
+import { closeQuietly, handleRpcRequest, prepareStorage, rpcClient, rpcMessage } from "./durable-object.js";
+import { classOptions, optionsOf, staticOptionsRoots, type WithRpcOptions } from "./object-options.js";
 import { RpcError } from "./errors.js";
 import { type Broadcast, broadcastTo, type ClientFilter, type ClientRef, type ClientStub } from "./push.js";
 import { publish } from "./topics.js";
