@@ -17,7 +17,8 @@
 import { basename } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build, type Plugin, transform } from "esbuild";
-import { BUNDLE_ENTRIES, PAGE_BUILD } from "./bundle-size.js";
+import ts from "typescript";
+import { BUNDLE_ENTRIES, measureBundles, PAGE_BUILD } from "./bundle-size.js";
 import { BENCH_DIR } from "./settings.js";
 
 export interface ModuleShare {
@@ -84,8 +85,35 @@ const FEATURES: Record<string, Record<string, string>> = {
   },
 };
 
+/**
+ * `code` with every message emptied: string literals of 16 or more characters and template
+ * literals become `""`. Not a working page — a bound on what the messages weigh.
+ */
+export function withoutMessages(code: string): string {
+  const file = ts.createSourceFile("page.js", code, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const cuts: [number, number][] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isTemplateExpression(node) ||
+      ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && node.text.length >= 16)
+    ) {
+      cuts.push([node.getStart(file), node.end]);
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  let out = code;
+  for (const [start, end] of cuts.reverse()) out = `${out.slice(0, start)}""${out.slice(end)}`;
+  return out;
+}
+
 /** min+gzip and minified bytes of `source` with `stubs` (file name → code) in place of those modules. */
-async function withStubs(source: string, stubs: Record<string, string>): Promise<{ minified: number; gzip: number }> {
+async function withStubs(
+  source: string,
+  stubs: Record<string, string>,
+  edit: (code: string) => string = (code) => code,
+): Promise<{ minified: number; gzip: number }> {
   const stub: Plugin = {
     name: "stub",
     setup(b) {
@@ -100,7 +128,7 @@ async function withStubs(source: string, stubs: Record<string, string>): Promise
     ...PAGE_BUILD,
     plugins: [stub],
   });
-  const code = result.outputFiles![0]!.text;
+  const code = edit(result.outputFiles![0]!.text);
   return { minified: Buffer.byteLength(code), gzip: gzip(code) };
 }
 
@@ -121,4 +149,18 @@ for (const [feature, stubs] of [...Object.entries(FEATURES), ["all of the above"
   if (stubs !== all) Object.assign(all, stubs);
   const left = await withStubs(entry.source, stubs);
   console.log(`| ${feature} | −${number(minified - left.minified)} | −${number(gzipped - left.gzip)} |`);
+}
+const emptied = await withStubs(entry.source, all, withoutMessages);
+console.log(
+  `| all of the above, and every message emptied (strings of 16+ characters, templates) | −${number(minified - emptied.minified)} | −${number(gzipped - emptied.gzip)} |`,
+);
+
+// What is left once every optional feature and every message is gone, against the bundle target.
+const capnweb = (await measureBundles(BUNDLE_ENTRIES.filter((e) => e.contender === "capnweb"))).sizes[0]!;
+if (capnweb.error) console.log(`\nCap'n Web's page could not be built: ${capnweb.error}`);
+else {
+  const ratio = (bytes: number) => (bytes / capnweb.gzipBytes).toFixed(2);
+  console.log(
+    `\nLeft without all five features and every message: ${number(emptied.gzip)} B min+gzip, ${ratio(emptied.gzip)} × Cap'n Web's page (${number(capnweb.gzipBytes)} B); the target (0.8 ×) is ${number(Math.floor(capnweb.gzipBytes * 0.8))} B. The whole page: ${ratio(gzipped)} ×.`,
+  );
 }
