@@ -27,7 +27,16 @@ import { channelClosed, connectionFor, type ChannelHooks, type ReplyChannel, typ
 import { CloseCode, FRAME_MARK, FRAME_MARK_CHAR, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError, type RpcErrorCode } from "./errors.js";
 import { readFrame, type WireFrame } from "./frame.js";
-import { FRAME_TYPE, FRAMES_TYPE, frameOf, joinFrames, RESENDING_HEADER, readResending, SESSION_HEADER } from "./http-frames.js";
+import {
+  FRAME_TYPE,
+  FRAMES_TYPE,
+  frameOf,
+  joinFrames,
+  RESENDING_HEADER,
+  readLimited,
+  readResending,
+  SESSION_HEADER,
+} from "./http-frames.js";
 
 /** What an HTTP batch caller looks like to `rpcCaller()` (it has no socket). */
 export interface HttpChannel extends ReplyChannel {
@@ -69,7 +78,7 @@ export async function handleBatch(
     await request.body?.cancel().catch(() => undefined);
     return refusal(413, "LIMIT", `The request body of ${declared} bytes exceeds limits.maxMessageBytes (${max}).`);
   }
-  const body = await readLimited(request, max);
+  const body = await readLimited(request.body, max);
   if (body === undefined) return refusal(413, "LIMIT", `The request body exceeds limits.maxMessageBytes (${max}).`);
 
   let frame: WireFrame;
@@ -135,31 +144,6 @@ export async function handleBatch(
   if (refused) return refusal(refused.code === "LIMIT" ? 413 : 400, refused.code, refused.message);
   if (calls) return jsonAnswer(sent, calls.length, calls.single, options);
   return frameAnswer(sent);
-}
-
-/** The request body, or `undefined` once it grows past `max` bytes (read no further). */
-async function readLimited(request: Request, max: number): Promise<Uint8Array | undefined> {
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 /** The replies, as one frame or a frame list (http-frames.ts). */

@@ -18,7 +18,17 @@
 import { CallFlags, FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
-import { FRAME_TYPE, FRAMES_TYPE, frameOf, RESENDING_HEADER, resendingHeader, SESSION_HEADER, splitFrames } from "./http-frames.js";
+import {
+  bodyBytesFor,
+  FRAME_TYPE,
+  FRAMES_TYPE,
+  frameOf,
+  RESENDING_HEADER,
+  readFrameList,
+  readLimited,
+  resendingHeader,
+  SESSION_HEADER,
+} from "./http-frames.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
@@ -161,23 +171,30 @@ class HttpTransport implements RpcTransport {
       void response.body?.cancel().catch(() => undefined);
       return;
     }
-    let body: ArrayBuffer;
+    // Read no more than a frame within the client's limits can take (a hostile or broken
+    // endpoint could send any amount); frames of a list are delivered as each arrives whole.
+    const max = bodyBytesFor(this.handler.limits?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes);
+    let over: number | undefined;
     try {
-      body = await response.arrayBuffer();
+      if (type === FRAMES_TYPE) over = await readFrameList(response.body, max, (bytes) => this.deliver(frameOf(bytes)));
+      else {
+        const bytes = await readLimited(response.body, max);
+        if (bytes === undefined) over = max + 1;
+        else this.deliver(frameOf(bytes));
+      }
     } catch (error) {
-      this.finish(1006, `Reading the answer from ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
+      // Cut on the way, or labelled as frames but garbled: a lost answer (the calls not answered yet are resent).
+      if (error instanceof RpcError) this.finish(1002, `The answer from ${this.url} is not dorpc frames: ${error.message}`);
+      else this.finish(1006, `Reading the answer from ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
     }
-    let frames: WireFrame[];
-    try {
-      const bytes = new Uint8Array(body);
-      frames = (type === FRAMES_TYPE ? splitFrames(bytes) : [bytes]).map(frameOf);
-    } catch (error) {
-      // Labelled as frames but cut or garbled on the way: a lost answer.
-      this.finish(1002, `The answer from ${this.url} is not dorpc frames: ${(error as Error).message}`);
-      return;
+    if (over !== undefined && !this.closed) {
+      // The calls ran; an answer that cannot be read is not sent again (as over a socket).
+      this.failCalls(frame, {
+        code: "LIMIT",
+        message: `The answer from ${this.url} carried a frame of ${over > max ? `more than ${max}` : over} bytes, more than this client's limits.maxMessageBytes allows: the call ran, but its answer could not be read, and it is not sent again. Raise that limit or return less.`,
+      });
     }
-    for (const frame of frames) this.deliver(frame);
   }
 
   /**
@@ -231,7 +248,9 @@ class HttpTransport implements RpcTransport {
 async function refusalOf(response: Response): Promise<{ typed: boolean; code: string; message: string }> {
   let text = "";
   try {
-    text = (await response.text()).trim();
+    // Only its start is shown, and dorpc's typed refusals are short.
+    const bytes = await readLimited(response.body, REFUSAL_BYTES);
+    text = bytes === undefined ? "(a body of more than 64 KiB)" : new TextDecoder().decode(bytes).trim();
   } catch {
     // nothing readable
   }
@@ -249,6 +268,8 @@ async function refusalOf(response: Response): Promise<{ typed: boolean; code: st
 }
 
 const PROBE_TIMEOUT_MS = 3_000;
+/** How much of a refusal's body is read. */
+const REFUSAL_BYTES = 64 * 1024;
 
 /** Limits for reading back a frame this client wrote: none it could exceed. */
 const OWN_FRAME = { ...DEFAULT_LIMITS, maxMessageBytes: Number.MAX_SAFE_INTEGER, maxBlobs: Number.MAX_SAFE_INTEGER };

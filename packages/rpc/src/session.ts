@@ -105,6 +105,10 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     return this.options.url;
   }
 
+  get limits(): Readonly<RpcLimits> {
+    return this.options.limits;
+  }
+
   constructor(options: SessionOptions) {
     super(options);
     this.exports = new ExportTable(options.limits.maxExports, "This client");

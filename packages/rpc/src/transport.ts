@@ -17,6 +17,7 @@
  *  - `close(code, reason)` is idempotent.
  */
 import type { IncomingData, WireFrame } from "./frame.js";
+import type { RpcLimits } from "./limits.js";
 
 /** Receives what a transport delivers; implemented by the session. */
 export interface TransportHandler {
@@ -27,6 +28,11 @@ export interface TransportHandler {
    * that need it (declared with `usesUrl`); `undefined` for a client made without one.
    */
   readonly url?: string;
+  /**
+   * The client's limits for what it receives. A transport that holds a message before handing it
+   * over (an HTTP body) reads no more than a frame within `maxMessageBytes` can take.
+   */
+  readonly limits?: Readonly<RpcLimits>;
 }
 
 /** A connection as the session sees it. See the module comment for the contract. */
