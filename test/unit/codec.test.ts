@@ -594,7 +594,9 @@ describe("values that cannot be encoded", () => {
       const error = expectThrowsCode(() => encode(value), "ENCODE");
       expect(error.message).toBe(`Reading ${path} threw: Error: boom`);
     }
-    // A throwing symbol-keyed getter is not blamed on a string-keyed one that read fine.
+    // A throwing symbol-keyed getter is dropped like every symbol key, whichever path the value
+    // takes (the JSON path's spread runs it; the value then goes to the record writer, which
+    // reads string keys only): the same as when a Date before it sends it that way at once.
     const secret = Symbol("secret");
     const withSymbol = {
       get ok() {
@@ -604,7 +606,9 @@ describe("values that cannot be encoded", () => {
         throw new Error("boom");
       },
     };
-    expect(expectThrowsCode(() => encode({ a: withSymbol }), "ENCODE").message).toBe("Reading value.a threw: Error: boom");
+    expect(decode(encode({ a: withSymbol }))).toEqual({ a: { ok: 1 } });
+    expect(decode(encode([withSymbol, new Date(0)]))).toEqual([{ ok: 1 }, new Date(0)]);
+    expect(decode(encode([new Date(0), withSymbol]))).toEqual([new Date(0), { ok: 1 }]);
   });
 
   it("reports a result that cannot be encoded as ENCODE on the client", async () => {

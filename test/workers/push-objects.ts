@@ -15,6 +15,8 @@ export interface RoomClient {
 export interface RoomTopics {
   chat: { from: string; text: string };
   ticks: number;
+  /** Events older than a minute are dropped (topics-over-time.test.ts). */
+  news: string;
 }
 
 export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
@@ -24,7 +26,7 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
       team: new URL(request.url).searchParams.get("team") ?? "none",
     }),
     callTimeout: 2_000,
-    topics: { chat: { keep: 5 }, ticks: {} },
+    topics: { chat: { keep: 5 }, ticks: {}, news: { maxAge: 60_000 } },
   };
 
   /** Broadcast to everyone; returns how many it reached. */
@@ -78,6 +80,9 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
     const text = (await this.ctx.storage.get<string>("alarmText")) ?? "tick";
     this.clients().message({ from: "alarm", text, at: new Date(0) });
     this.publish("ticks", 1);
+  }
+  postNews(text: string): number {
+    return this.publish("news", text);
   }
   post(text: string): number {
     return this.publish("chat", { from: (rpcCaller()!.identity as { name: string }).name, text });

@@ -163,4 +163,27 @@ describe("topics over time", () => {
       [2, "after"],
     ]);
   });
+
+  it("events older than maxAge are neither kept nor replayed once the topic has gone quiet", async () => {
+    const room = uniqueName("eo-max-age");
+    using a = member(room, "ann");
+    for (const text of ["old 1", "old 2", "newest"]) await a.client.postNews(text);
+    // An hour passes with nothing published (maxAge is a minute): age the stored events.
+    await runInObject(a.client, (_room, state) => {
+      state.storage.sql.exec("UPDATE _dorpc_events SET at = at - 3600000 WHERE topic = 'news'");
+    });
+    using b = member(room, "bob");
+    const seen: string[] = [];
+    const resyncs: unknown[] = [];
+    using sub = subscribe(b.client, "news", (text) => void seen.push(text), { since: 0, onResync: (info) => resyncs.push(info) });
+    await sub.ready;
+    await b.client.connected();
+    // The newest always stays (sequence numbers never restart); the two older ones are gone.
+    expect({ seen, resyncs }).toEqual({ seen: [], resyncs: [{ topic: "news", cursor: 0, oldest: 3, latest: 3 }] });
+    const left = await runInObject(
+      a.client,
+      (_room, state) => state.storage.sql.exec("SELECT count(*) AS n FROM _dorpc_events WHERE topic = 'news'").one().n,
+    );
+    expect(left).toBe(1);
+  });
 });

@@ -72,12 +72,13 @@ export interface Member {
   readonly fn: (...args: unknown[]) => unknown;
 }
 
-const memberCache = new WeakMap<object, Map<string, Member | null>>();
+const memberCache = new WeakMap<object, Map<string, Member>>();
 
 /**
  * Rule 2: the method or getter `name` defined on `target`'s class below the stop prototypes,
- * or `undefined`. Cached per prototype: classes do not change shape at run time in practice,
- * and a change would only ever be seen on the next isolate.
+ * or `undefined`. Members found are cached per prototype (classes do not change shape at run
+ * time in practice, and a change would only ever be seen on the next isolate); misses are not,
+ * so a client naming ever new members cannot grow the cache: it holds at most the class's own.
  */
 export function findMember(target: object, name: string): Member | undefined {
   // An own field holding a method made by rpcMethod: an explicit declaration, so reachable
@@ -94,8 +95,8 @@ export function findMember(target: object, name: string): Member | undefined {
     memberCache.set(start, cache);
   }
   const known = cache.get(name);
-  if (known !== undefined) return known ?? undefined;
-  let found: Member | null = null;
+  if (known !== undefined) return known;
+  let found: Member | undefined;
   for (let proto: object | null = start; proto && !STOP.has(proto); proto = Object.getPrototypeOf(proto) as object | null) {
     if (SKIP.has(proto)) continue;
     const desc = Object.getOwnPropertyDescriptor(proto, name);
@@ -104,8 +105,8 @@ export function findMember(target: object, name: string): Member | undefined {
     else if (typeof desc.get === "function") found = { kind: "getter", fn: desc.get as Member["fn"] };
     break; // the nearest definition wins, as in normal lookup; a data property is not reachable
   }
-  cache.set(name, found);
-  return found ?? undefined;
+  if (found) cache.set(name, found);
+  return found;
 }
 
 /** The function a root member `name` resolves to (method or getter), if any. */

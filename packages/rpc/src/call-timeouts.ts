@@ -55,8 +55,10 @@ export class CallTimeouts {
 
   /** `call` is past its deadline: it fails with `TIMEOUT`. */
   private timedOut(call: OutgoingCall): void {
-    const because = call.sentOn ? undefined : this.options.unsentBecause?.();
-    const message = `No reply from ${this.caller.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : "."}`;
+    // A call put back to be resent was sent before: it may be running, so never "never sent".
+    const sent = call.sentOn !== undefined || call.sentBefore;
+    const because = sent ? undefined : this.options.unsentBecause?.();
+    const message = `No reply from ${this.caller.label} within ${call.timeout} ms${because ? `: the call was never sent, ${because}` : sent && !call.sentOn ? ": it was sent, its connection closed before the answer, and it may have run." : "."}`;
     this.caller.fail(call, new RpcError("TIMEOUT", message));
   }
 

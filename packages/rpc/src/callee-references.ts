@@ -16,13 +16,13 @@
  *
  * Internal module.
  */
-import type { AccessPolicy } from "./access.js";
+import { type AccessPolicy, isPlainData } from "./access.js";
 import type { Connection } from "./connection.js";
 import type { ReferenceResolver } from "./decoder.js";
 import { isWireId, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { Incoming } from "./incoming-call.js";
-import { makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
+import { type DataGuard, makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
 import { checkReference } from "./references.js";
 import { refuse } from "./refusals.js";
 import { RpcTarget } from "./rpc-target.js";
@@ -64,6 +64,7 @@ export class ArgumentRefs implements ReferenceResolver {
   constructor(
     private readonly conn: Connection,
     private readonly call: Incoming,
+    private readonly config: PipelineConfig,
   ) {}
 
   validate(): void {}
@@ -85,9 +86,44 @@ export class ArgumentRefs implements ReferenceResolver {
     const [id, ...path] = payload as [number, ...string[]];
     const dep = call.deps!.find((d) => d.id === id)!;
     const value = (dep.outcome as { value: unknown }).value;
-    if (path.length === 0) return value;
-    return readFrom(conn.caller, value, path, 0);
+    const found = path.length === 0 ? value : readFrom(conn.caller, value, path, 0, undefined, this.config);
+    // Nothing a round trip could not give: a result holding the object's platform state cannot
+    // be returned, so it cannot be passed either.
+    const held = this.config.forbidden && heldForbidden(found, this.config.forbidden);
+    if (held !== undefined) {
+      refuse(
+        new RpcError(
+          "ENCODE",
+          `A result passed on as an argument (pipelined) holds ${held}, which never leaves the server, so it cannot be passed either.`,
+        ),
+      );
+    }
+    return found;
   }
+}
+
+/** What `ArgumentRefs` needs of its callee's configuration. */
+export interface PipelineConfig extends DataGuard {
+  /** The platform's objects a result never carries (a Durable Object's env, ctx, …), named. */
+  readonly forbidden?: ReadonlyMap<object, string>;
+}
+
+/** How `forbidden` names the first of its objects found in `value` (through plain data, arrays, maps and sets). */
+function heldForbidden(value: unknown, forbidden: ReadonlyMap<object, string>): string | undefined {
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if ((typeof v !== "object" && typeof v !== "function") || v === null || seen.has(v)) continue;
+    seen.add(v);
+    const name = forbidden.get(v);
+    if (name !== undefined) return name;
+    if (Array.isArray(v)) stack.push(...v);
+    else if (v instanceof Map) for (const [k, item] of v) stack.push(k, item);
+    else if (v instanceof Set) for (const item of v) stack.push(item);
+    else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return undefined;
 }
 
 /**

@@ -34,7 +34,8 @@ import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./inc
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
-import { ArgumentRefs, type FrameState, frameReferences, referResult } from "./callee-references.js";
+import { ArgumentRefs, type FrameState, frameReferences, type PipelineConfig, referResult } from "./callee-references.js";
+import { releaseUnbuilt, releaseUnread } from "./references.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -70,6 +71,7 @@ export class Callee {
   /** Calls cancelled while running that have not ended yet (they still count as running). */
   private orphans = 0;
   private readonly env: ChainEnv;
+  private readonly pipeline: PipelineConfig;
   private readonly replyEnv: ReplyEnv;
   /** Bracket each step's synchronous user code (the server tracks the running call there). */
   protected enter: (call: unknown) => void = noop;
@@ -97,6 +99,7 @@ export class Callee {
     protected readonly config: CalleeConfig,
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
+    this.pipeline = { label: config.label, isPlatformState: this.env.isPlatformState, forbidden: config.forbidden };
     this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
     this.frameRefs = frameReferences(this.frame, config);
   }
@@ -134,6 +137,7 @@ export class Callee {
     for (const envelope of body) {
       const id = envelope[0] as number;
       if (id > 0 && this.running.has(id)) {
+        releaseUnread(this.conn.imports, envelope[1]);
         this.conn.outbox.add(
           FrameKind.Replies,
           failed(id, new RpcError("PROTOCOL", `Call id ${id} is already running on this connection.`)),
@@ -145,6 +149,7 @@ export class Callee {
           "LIMIT",
           `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
         );
+        releaseUnread(this.conn.imports, envelope[1]);
         if (id > 0) this.conn.outbox.add(FrameKind.Replies, failed(id, error));
         else this.config.onNotificationError(error);
         continue;
@@ -153,6 +158,7 @@ export class Callee {
       try {
         call = readIncoming(envelope, frame, ctx, this.config);
       } catch (error) {
+        releaseUnread(this.conn.imports, envelope[1]);
         const refusal = ownError(asRpcError(error));
         if (id === 0) {
           // A notification (a push, a topic event) has no reply to carry the refusal: report it.
@@ -195,6 +201,7 @@ export class Callee {
 
   /** Answers `call` with `error` without running it. */
   protected refuseCall(call: Incoming, error: RpcError): void {
+    releaseUnbuilt(this.conn.imports, call.steps);
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -291,7 +298,7 @@ export class Callee {
   private buildArguments(call: Incoming): void {
     if (!call.steps.some((s) => typeof s !== "string" && s.table !== undefined)) return;
     const ctx: DecodeContext = { ...call.ctx, budget: { nodes: Number.MAX_SAFE_INTEGER } };
-    ctx.refs = new ArgumentRefs(this.conn, call);
+    ctx.refs = new ArgumentRefs(this.conn, call, this.pipeline);
     buildArgs(call.steps, ctx);
   }
 
@@ -299,6 +306,7 @@ export class Callee {
   private complete(call: Incoming, outcome: Outcome): void {
     if (call.settled) return;
     call.settled = true;
+    releaseUnbuilt(this.conn.imports, call.steps); // failed before its arguments were built
     if (call.referenced) call.outcome = outcome;
     const waiters = call.waiters;
     call.waiters = undefined;
@@ -372,6 +380,7 @@ export class Callee {
   private settleUnstarted(call: Incoming): void {
     if (call.settled) return;
     call.settled = true;
+    releaseUnbuilt(this.conn.imports, call.steps);
     call.outcome = { ok: false, error: cancelledReason() };
     const waiters = call.waiters;
     call.waiters = undefined;

@@ -84,6 +84,8 @@ export class Caller implements CallMaker {
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
   private argsCheck: ArgsCheck | undefined;
+  /** Ids of calls given up while waiting to be resent: cancelled on the next connection. */
+  private cancelNext: number[] | undefined;
   /** One timer for every call's timeout. */
   private readonly timeouts: CallTimeouts;
 
@@ -107,6 +109,10 @@ export class Caller implements CallMaker {
   /** Calls go out on `conn` from now on (undefined: hold them). */
   attach(conn: Connection | undefined): void {
     this.conn = conn;
+    if (conn && this.cancelNext) {
+      for (const id of this.cancelNext) conn.cancel(id);
+      this.cancelNext = undefined;
+    }
     if (conn && this.queue.length) this.scheduleFlush();
   }
 
@@ -134,12 +140,20 @@ export class Caller implements CallMaker {
     if (checked instanceof RpcError) return failedCall(checked);
     if (this.nextId === 0) this.nextId = this.options.firstId?.() ?? 1;
     const call = new OutgoingCall(this.nextId++);
+    let failed: { error: unknown } | undefined;
     try {
       writeCall(this, this.options, call, base, path, args);
+      // Encoding and the schema ran the caller's code (getters, validate), which may have
+      // disposed of the client: the call is not in `pending` yet, so nothing else would settle it.
+      const late = this.options.refuse?.();
+      if (late) failed = { error: late };
     } catch (error) {
+      failed = { error };
+    }
+    if (failed) {
       this.unpin(call);
-      this.dropLazyReads(call, error);
-      call.settle(false, error);
+      this.dropLazyReads(call, failed.error);
+      call.settle(false, failed.error);
       call.observed = true; // the proxy hands it out: a failure to encode is seen by whoever awaits
       return call;
     }
@@ -299,6 +313,9 @@ export class Caller implements CallMaker {
     if (call.settled) return;
     const sent = call.sentOn !== undefined;
     if (call.sentOn && call.sentOn === this.conn && call.id > 0) this.conn.cancel(call.id);
+    // Sent on a connection that was cut, and waiting to be resent: its run may still go on
+    // there (the delivery record keeps it for the resend), so the next connection cancels it.
+    else if (!call.sentOn && call.sentBefore && call.id > 0) (this.cancelNext ??= []).push(call.id);
     this.finish(call, false, reason);
     // Sent calls that pipeline on it reject with the same error (and are cancelled), as they
     // would had it failed on the other end; queued ones see it when they are written.
@@ -339,7 +356,11 @@ export class Caller implements CallMaker {
         call.ready.then(
           () => undefined,
           (error: unknown) => {
-            this.finish(call, false, error); // a Blob could not be read: the call fails, its envelope is dropped
+            // A Blob could not be read: the call fails, its envelope is dropped, and what it
+            // handed out by reference never reached the peer (counted as sent below).
+            if (call.exports) for (const id of call.exports) this.options.exports.release(id, 1);
+            call.exports = undefined;
+            this.finish(call, false, error);
             return null;
           },
         ),
@@ -386,6 +407,7 @@ export class Caller implements CallMaker {
         continue;
       }
       call.sentOn = undefined;
+      call.sentBefore = true;
       if (what === "retry") call.flags |= CallFlags.Retry;
       if (call.exports) this.options.exports.repin(call.exports);
       again.push(call);

@@ -102,12 +102,13 @@ export class Connection {
   /**
    * Handles one incoming message. Returns `false` when it is not a dorpc frame (the owner may
    * handle it), `true` otherwise. What the message causes to be sent (replies of synchronous
-   * calls) leaves before this returns.
+   * calls) leaves before this returns. `sizeChecked`: the bytes it was made from were checked
+   * against `maxMessageBytes` already (an HTTP batch's JSON form, rewritten as a frame).
    */
-  receive(data: IncomingData): boolean {
+  receive(data: IncomingData, sizeChecked = false): boolean {
     let frame: RawFrame | undefined;
     try {
-      frame = readFrame(data, this.config.limits);
+      frame = readFrame(data, sizeChecked ? { ...this.config.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER } : this.config.limits);
     } catch (error) {
       // Too big: refused envelope by envelope, keeping the connection, where that can be done.
       const over = this.ended ? undefined : scanOversized(data, this.config.limits);

@@ -49,6 +49,7 @@ import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
+import { cancelledReason } from "./incoming-call.js";
 import type { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
 import type { Sql } from "./sql.js";
@@ -85,6 +86,14 @@ interface Running {
   readonly mark: number;
   done?: Promise<void>;
   finish?: () => void;
+  /** The run itself, so a later connection of its session can cancel it (see `cancel`). */
+  readonly run?: Cancellable;
+}
+
+/** What `cancel` needs of a running call (incoming-call.ts `Incoming`). */
+export interface Cancellable {
+  cancelled: boolean;
+  controller: AbortController | undefined;
 }
 
 /** One object's delivery record. */
@@ -274,10 +283,27 @@ export class DeliveryRecord {
   }
 
   /** A recorded call is about to run: resends of it wait until `save`. */
-  started(session: string, id: number): void {
+  started(session: string, id: number, run?: Cancellable): void {
     let calls = this.running.get(session);
     if (!calls) this.running.set(session, (calls = new Map()));
-    calls.set(id, { mark: this.writes?.count ?? 0 });
+    calls.set(id, { mark: this.writes?.count ?? 0, run });
+  }
+
+  /**
+   * The client gave up on call `id` of `session` while it ran from a connection that is gone (a
+   * cut leaves a recorded run going, for its resend): its `rpcCaller().signal` aborts. Every
+   * running call of the session when `id` is omitted (the client closed).
+   */
+  cancel(session: string, id?: number): void {
+    const calls = this.running.get(session);
+    if (!calls) return;
+    for (const [runId, running] of calls) {
+      if (id !== undefined && runId !== id) continue;
+      const run = running.run;
+      if (!run || run.cancelled) continue;
+      run.cancelled = true;
+      run.controller?.abort(cancelledReason());
+    }
   }
 
   /**

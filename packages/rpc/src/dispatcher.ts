@@ -246,6 +246,7 @@ export function connectionFor(
         exposeErrorStack: options.exposeErrorStack,
         system: hooks?.system,
         records: hooks?.records,
+        ownsSession: !(channel as { http?: boolean }).http,
         forbidden: options.policy.trusted ? undefined : platformIdentities(target),
         requireSchemas: options.requireSchemas ? (name) => unschematised(name, label) : undefined,
         isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),

@@ -346,17 +346,24 @@ class RecordWriter extends RecordWalk {
       segments.push(key, key);
     };
     for (const key of ownKeys(error)) {
-      if (key === "name" || key === "message" || key === "stack" || key === "cause" || key === "__proto__") continue;
+      if (key === "name" || key === "message" || key === "stack" || key === "cause") continue;
+      if (key === "__proto__") {
+        throw new Refusal((path) => `Cannot send ${path}: it has an own "__proto__" key.`, undefined, key);
+      }
       const v = this.read(error, key);
       // Thrown errors often carry handles (a response, a socket): skip what cannot travel rather
       // than lose the whole error.
       if (typeof v === "function" || typeof v === "symbol") continue;
       addProp(key, v);
     }
-    // AggregateError#errors is an own but non-enumerable property: carry it explicitly.
-    if (error instanceof AggregateError && !Object.prototype.propertyIsEnumerable.call(error, "errors")) {
-      const errors = this.read(error, "errors");
-      if (Array.isArray(errors)) addProp("errors", errors);
+    // AggregateError#errors is an own but non-enumerable property: carry it explicitly, whatever
+    // it holds (also for an AggregateError of another realm).
+    if (
+      (error instanceof AggregateError || errorName(error) === "AggregateError") &&
+      hasOwn(error, "errors") &&
+      !Object.prototype.propertyIsEnumerable.call(error, "errors")
+    ) {
+      addProp("errors", this.read(error, "errors"));
     }
     if (props.length) payload.props = props;
     this.open(values, INTO_SLOTS, holders, slots, segments);

@@ -133,7 +133,9 @@ export async function handleBatch(
       const { resending, age } = readResending(request.headers.get(RESENDING_HEADER));
       conn.expiredSession = base.onHello ? !base.onHello(session, resending, age) : false;
     }
-    conn.receive(frame);
+    // The JSON form's body was checked against maxMessageBytes; the frame it was rewritten as
+    // may be longer (`9e20` becomes 21 digits) and is not checked again.
+    conn.receive(frame, calls !== undefined);
     await conn.whenIdle();
     // What the object kept of the client (a function it dup()ed) ends with the request: the
     // client is told, so it can let go of them too.

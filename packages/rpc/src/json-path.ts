@@ -182,8 +182,15 @@ export class JsonSnapshot {
       }
       return out;
     } catch (error) {
-      const at = key ?? onlyGetter(v);
-      throw this.failed(error, at === undefined ? undefined : keySegment(at));
+      if (key === undefined) {
+        // A getter threw inside the spread, which runs symbol-keyed ones too. Symbol keys are
+        // dropped and the record writer never reads them: the value goes that way (as it does
+        // wherever a value the JSON path cannot carry sits before it), and that writer names a
+        // string-keyed getter that throws.
+        this.json = false;
+        return v;
+      }
+      throw this.failed(error, keySegment(key));
     }
   }
 
@@ -215,27 +222,6 @@ export class JsonSnapshot {
     if (segment !== undefined) failure.segments.push(segment);
     return failure;
   }
-}
-
-/**
- * The spread of `v` threw: the key of its one enumerable getter, which must have thrown (read
- * without running any getter), or `undefined` when it has several, its one getter is
- * symbol-keyed, or it is a Proxy that throws (the path then names the object).
- */
-function onlyGetter(v: object): string | undefined {
-  let found: string | symbol | undefined;
-  try {
-    // The spread runs enumerable getters of symbol keys too.
-    for (const key of Reflect.ownKeys(v)) {
-      const d = Object.getOwnPropertyDescriptor(v, key);
-      if (d?.get === undefined || !d.enumerable) continue;
-      if (found !== undefined) return undefined;
-      found = key;
-    }
-  } catch {
-    return undefined;
-  }
-  return typeof found === "symbol" ? undefined : found;
 }
 
 /** True for a number JSON carries exactly: finite and not -0. */

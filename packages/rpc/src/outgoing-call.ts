@@ -77,6 +77,8 @@ export class OutgoingCall {
   // --- life ----------------------------------------------------------------------------------
   /** The connection it was last sent on, or undefined while queued. */
   sentOn: Connection | undefined;
+  /** Sent on a connection that was lost, and queued to go again (it may have run). */
+  sentBefore = false;
   /** Timeout deadline (ms since epoch), or 0. */
   deadline = 0;
   /** Its own timeout timer, over HTTP requests (call-timeouts.ts `timerPerCall`). */

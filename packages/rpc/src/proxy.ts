@@ -279,8 +279,15 @@ function bounded(promise: Promise<unknown>, options: CallOptions, label: string)
 }
 
 /** Reads `path[i…]` from a value that already arrived. */
-export function readFrom(maker: CallMaker, value: unknown, path: readonly string[], i: number, options?: CallOptions): unknown {
-  const at = followData(value, path, i, maker.label);
+export function readFrom(
+  maker: CallMaker,
+  value: unknown,
+  path: readonly string[],
+  i: number,
+  options?: CallOptions,
+  guard?: DataGuard,
+): unknown {
+  const at = followData(value, path, i, guard?.label ?? maker.label, guard?.isPlatformState);
   if (at.index === path.length) return at.value;
   // The rest of the path is on a stub: read it there.
   const call = maker.call({ kind: "stub", stub: at.value as object }, path.slice(at.index), undefined, options);
@@ -288,16 +295,37 @@ export function readFrom(maker: CallMaker, value: unknown, path: readonly string
   return call.promise;
 }
 
+/** How the end that runs calls reads a path through a value of its own (a PIPELINE path). */
+export interface DataGuard {
+  /** Named in `NOT_FOUND`: the end's own class, not the peer. */
+  readonly label: string;
+  /** Never stepped into (a Durable Object, its env, its ctx), plain as it may look. */
+  readonly isPlatformState: (value: unknown) => boolean;
+}
+
 /**
  * Follows `path[i…]` through plain data that already arrived, as far as it goes: to its end, or
  * to a stub (`index`: the step after it). The receiver's rules, applied here so a path reads the
  * same locally as remotely: rule 1 names (`constructor`, `name`, …) are never read, and only own
- * data of plain data is; anything else is `NOT_FOUND` naming `label`.
+ * data of plain data is (never what `isPlatformState` says is the platform's); anything else is
+ * `NOT_FOUND` naming `label`.
  */
-export function followData(value: unknown, path: readonly string[], i: number, label: string): { value: unknown; index: number } {
+export function followData(
+  value: unknown,
+  path: readonly string[],
+  i: number,
+  label: string,
+  isPlatformState?: (value: unknown) => boolean,
+): { value: unknown; index: number } {
   for (; i < path.length && !stubHolder(value); i++) {
     const name = path[i]!;
-    const found = typeof value === "object" && value !== null && isPlainData(value) && isNameAllowed(name) && readDataProperty(value, name);
+    const found =
+      typeof value === "object" &&
+      value !== null &&
+      isPlainData(value) &&
+      isNameAllowed(name) &&
+      !isPlatformState?.(value) &&
+      readDataProperty(value, name);
     if (!found) throw notFound(name, label);
     value = found.value;
   }

@@ -131,6 +131,7 @@ export abstract class ReconnectingLink {
       while (this.told.length > 0) {
         const next = this.told.shift()!;
         for (const listener of [...this.listeners]) {
+          if (!this.listeners.has(listener)) continue; // removed by an earlier listener: not told
           try {
             listener(next);
           } catch {
@@ -159,6 +160,8 @@ export abstract class ReconnectingLink {
     const base = Math.min(r.maxDelay, r.initialDelay * r.factor ** Math.max(0, this.attempt - 1));
     const delay = base * (1 - r.jitter * Math.random());
     this.setState("reconnecting");
+    // A listener may have disposed of the client (or connected it) while told.
+    if (this._state !== "reconnecting") return;
     this.reconnectTimer = unref(
       setTimeout(() => {
         this.reconnectTimer = undefined;

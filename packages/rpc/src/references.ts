@@ -18,7 +18,7 @@
  *
  * Internal module.
  */
-import { ExportKind, isWireId, RefRecord, ReplyStatus } from "./envelopes.js";
+import { ExportKind, isWireId, RefRecord, ReplyStatus, ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 
 export interface ExportEntry {
@@ -228,7 +228,29 @@ export function checkReference(type: number, payload: unknown): void {
  * records.
  */
 export function releaseUnclaimed(imports: ImportTable, reply: unknown[]): void {
-  const table = reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw ? reply[2] : undefined;
+  releaseExports(imports, reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw ? reply[2] : undefined);
+}
+
+/**
+ * A call that ends without its arguments built (refused, cancelled before it started, answered
+ * from the delivery record, failed before it ran): what they hand out by reference is released,
+ * as for an unclaimed reply. `steps` are its parsed steps (a table still there was never built).
+ */
+export function releaseUnbuilt(imports: ImportTable, steps: readonly (string | { table: unknown })[]): void {
+  for (const step of steps) {
+    if (typeof step === "string" || step.table === undefined) continue;
+    releaseExports(imports, step.table);
+    step.table = undefined;
+  }
+}
+
+/** The same for a call refused before it was parsed: `chain` is its envelope's raw chain. */
+export function releaseUnread(imports: ImportTable, chain: unknown): void {
+  if (!Array.isArray(chain)) return;
+  for (const step of chain) if (Array.isArray(step) && step[0] === ValueTag.Records) releaseExports(imports, step[1]);
+}
+
+function releaseExports(imports: ImportTable, table: unknown): void {
   if (!Array.isArray(table)) return;
   for (const record of table as unknown[]) {
     if (!Array.isArray(record) || record[0] !== RefRecord.Export) continue;

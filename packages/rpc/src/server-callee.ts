@@ -24,12 +24,15 @@ import { readFrame, type WireFrame, writeFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { asRpcError, failure, type Outcome, type Reply } from "./replies.js";
 import { ownError } from "./refusals.js";
+import { releaseUnbuilt } from "./references.js";
 import { methodSpec } from "./rpc-method.js";
 
 /** What the callee needs of the delivery record (delivery.ts). */
 export interface Records {
   decide(session: string, id: number, flags: number, recorded: boolean, expiredSession: boolean): Decision;
-  started(session: string, id: number): void;
+  started(session: string, id: number, run?: Incoming): void;
+  /** Aborts the signal of call `id` of `session` (every call of it without `id`) still running from an earlier connection. */
+  cancel(session: string, id?: number): void;
   save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush?: boolean): void;
   /** Writes the answers `save(…, inFlush: true)` left for the end of the outbox's flush. */
   flushDue(): void;
@@ -42,6 +45,11 @@ export interface ServerCalleeConfig extends CalleeConfig {
   readonly sequential: boolean;
   /** The object's delivery record (exactly-once), when it keeps one. */
   readonly records?: Records;
+  /**
+   * The connection is its session's only one (a WebSocket): when the client closes it, nothing
+   * of the session runs on for it. Not for HTTP batches, whose requests share a session.
+   */
+  readonly ownsSession?: boolean;
 }
 
 export class ServerCallee extends Callee {
@@ -50,6 +58,8 @@ export class ServerCallee extends Callee {
   private held: Incoming[] = [];
   /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
   private gates: Map<Incoming, Promise<void>> | undefined;
+  /** Calls whose gate is open: waiting for their twin's run to end. */
+  private waiting: Set<Incoming> | undefined;
   private idleWaiters: (() => void)[] | undefined;
   /** The call `enter` replaced as current, restored by `leave`. */
   private outer: RunningCall | undefined;
@@ -110,7 +120,7 @@ export class ServerCallee extends Callee {
           call.recorded = true;
           call.session = session;
           call.keep = this.keeps(call);
-          records.started(session, call.id);
+          records.started(session, call.id, call);
         }
         return true;
       case "wait":
@@ -133,6 +143,7 @@ export class ServerCallee extends Callee {
   /** Answers `call` with the frame stored when it first ran, without running it again. */
   private replay(call: Incoming, frame: WireFrame): void {
     queueMicrotask(() => this.checkIdle());
+    releaseUnbuilt(this.conn.imports, call.steps); // what the resend handed out again is not used
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -225,8 +236,10 @@ export class ServerCallee extends Callee {
     }
     // The same call is still running from an earlier connection: decide again when it ends.
     this.gates!.delete(call);
+    (this.waiting ??= new Set()).add(call);
     if (this.server.sequential) this.active = call;
     gate.then(() => {
+      this.waiting!.delete(call);
       if (this.active === call) this.active = undefined;
       // Cancelled while it waited: never admitted (it would hold the record's entry for its id).
       if (!call.cancelled && this.admit(call)) this.start(call);
@@ -270,8 +283,13 @@ export class ServerCallee extends Callee {
   // Cancelling and closing
   // ---------------------------------------------------------------------------------------------
 
-  /** The caller gave up on `call`: stop holding later calls for it; if it never ran, free its record. */
+  /**
+   * The caller gave up on `call`: stop holding later calls for it; if it never ran, free its
+   * record; if it waits for its twin's run from an earlier connection, that run is what the
+   * caller gave up on: its signal aborts.
+   */
   protected override dropped(call: Incoming): void {
+    if (this.gates?.delete(call) || this.waiting?.has(call)) this.server.records?.cancel(this.conn.session!, call.id);
     if (!call.started) {
       this.held = this.held.filter((c) => c !== call);
       this.unrecord(call);
@@ -282,11 +300,24 @@ export class ServerCallee extends Callee {
     }
   }
 
+  /** The caller cancelled calls that are not running here: they may run from an earlier connection. */
+  override cancel(ids: readonly number[]): void {
+    const { records } = this.server;
+    const session = this.conn.session;
+    if (records && session) for (const id of ids) if (!this.running.has(id)) records.cancel(session, id);
+    super.cancel(ids);
+  }
+
   override close(peerMayReturn = false): void {
     this.held = [];
     this.active = undefined;
+    this.gates = undefined;
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
     super.close(peerMayReturn);
+    // The client closed (it does not come back for its calls): what still runs for it from an
+    // earlier connection that was cut is cancelled too.
+    const session = this.conn.session;
+    if (!peerMayReturn && session && this.server.ownsSession) this.server.records?.cancel(session);
   }
 }
 

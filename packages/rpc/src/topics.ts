@@ -119,12 +119,21 @@ class TopicLog {
     );
     this.latestSeq.set(topic, seq);
     if (seq > options.keep) this.sql.exec("DELETE FROM _dorpc_events WHERE topic = ? AND seq <= ?", topic, seq - options.keep);
-    if (options.maxAge > 0) {
-      // Events are in time order: only when the oldest is too old is there anything to drop.
-      const oldest = this.sql.exec("SELECT seq, at FROM _dorpc_events WHERE topic = ? ORDER BY seq LIMIT 1", topic).toArray()[0];
-      if (oldest && (oldest.at as number) < now - options.maxAge) {
-        this.sql.exec("DELETE FROM _dorpc_events WHERE topic = ? AND seq < ? AND at < ?", topic, seq, now - options.maxAge);
-      }
+    this.expire(topic, options, seq, now);
+  }
+
+  /**
+   * Drops the events of `topic` older than `maxAge`, but never the newest (`latest`). Run when an
+   * event is stored and before a subscriber's replay is read, so a topic that went quiet keeps
+   * (and replays) nothing older either.
+   */
+  expire(topic: string, options: ResolvedTopic, latest = this.latest(topic), now = Date.now()): void {
+    if (options.maxAge <= 0) return;
+    this.ensure();
+    // Events are in time order: only when the oldest is too old is there anything to drop.
+    const oldest = this.sql.exec("SELECT seq, at FROM _dorpc_events WHERE topic = ? ORDER BY seq LIMIT 1", topic).toArray()[0];
+    if (oldest && (oldest.at as number) < now - options.maxAge) {
+      this.sql.exec("DELETE FROM _dorpc_events WHERE topic = ? AND seq < ? AND at < ?", topic, latest, now - options.maxAge);
     }
   }
 
@@ -199,7 +208,7 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
   return {
     subscribe(topic: unknown, since: unknown): SubscribeResult {
       const log = logOf(target, topics);
-      log.topic(topic);
+      const options = log.topic(topic);
       const name = topic as string;
       if (since !== undefined && since !== null && !(Number.isSafeInteger(since) && (since as number) >= 0)) {
         throw new RpcError("PROTOCOL", "subscribe: since must be a sequence number ≥ 0.");
@@ -216,6 +225,7 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
         throw new RpcError("LIMIT", `A connection may subscribe to at most ${MAX_TOPICS_PER_SOCKET} topics.`);
       }
       const latest = log.latest(name);
+      log.expire(name, options, latest);
       const result: SubscribeResult = { seq: latest };
       if (since !== undefined && since !== null && since !== latest) {
         const missed = (since as number) < latest ? log.after(name, since as number) : undefined;
