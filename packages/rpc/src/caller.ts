@@ -27,8 +27,9 @@ import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
-import { type Base, OutgoingCall } from "./outgoing-call.js";
-import type { CallMaker, CallOptions } from "./proxy.js";
+import { type Base, depsInFrame, failedCall, OutgoingCall } from "./outgoing-call.js";
+import type { CallMaker } from "./proxy.js";
+import { applyCallOptions, type CallOptions, clearDeadline, type OptionsHost } from "./call-options.js";
 import type { ExportTable } from "./references.js";
 import { CallTimeouts } from "./call-timeouts.js";
 import { microtask } from "./timers.js";
@@ -88,9 +89,16 @@ export class Caller implements CallMaker {
   private cancelNext: number[] | undefined;
   /** One timer for every call's timeout. */
   private readonly timeouts: CallTimeouts;
+  /** What per-call options need of this caller (call-options.ts). */
+  private readonly host: OptionsHost;
 
   constructor(private readonly options: CallerOptions) {
     this.timeouts = new CallTimeouts(this, options);
+    this.host = {
+      timeout: options.timeout,
+      arm: (call, timeout) => this.timeouts.arm(call, timeout),
+      fail: (call, reason) => this.fail(call, reason),
+    };
   }
 
   /** Checks the arguments of every call on the root with `check` before it is sent. */
@@ -167,26 +175,7 @@ export class Caller implements CallMaker {
   }
 
   configure(call: OutgoingCall, options: CallOptions): void {
-    if (call.settled) return;
-    const timeout = options.timeout ?? this.options.timeout;
-    clearDeadline(call);
-    if (timeout > 0) this.timeouts.arm(call, timeout);
-    else if (options.timeout === 0) call.deadline = 0;
-    if (options.signal && options.signal !== call.signal) {
-      if (call.onAbort) call.signal!.removeEventListener("abort", call.onAbort);
-      const signal = options.signal;
-      if (signal.aborted) {
-        this.fail(call, signal.reason);
-        return;
-      }
-      call.signal = signal;
-      call.onAbort = () => this.fail(call, signal.reason);
-      signal.addEventListener("abort", call.onAbort, { once: true });
-    }
-    if (options.idempotent !== undefined) {
-      call.idempotent = options.idempotent;
-      call.retries = options.idempotent ? (options.retries ?? 3) : 0;
-    }
+    applyCallOptions(call, options, this.host);
   }
 
   /** Holds `call` (and the calls after it) until its async client-side schema has answered. */
@@ -439,26 +428,4 @@ export class Caller implements CallMaker {
   stopTimers(): void {
     this.timeouts.stop();
   }
-}
-
-/** Whether every call `call` pipelines on went into frame `frame` (so it can go there too). */
-function depsInFrame(call: OutgoingCall, frame: number): boolean {
-  for (const dep of call.deps!) if (dep.frame !== frame) return false;
-  return true;
-}
-
-function clearDeadline(call: OutgoingCall): void {
-  call.deadline = 0;
-  if (call.timer !== undefined) {
-    clearTimeout(call.timer);
-    call.timer = undefined;
-  }
-}
-
-/** A call that failed before it could be made. */
-function failedCall(reason: unknown): OutgoingCall {
-  const call = new OutgoingCall(0);
-  call.settle(false, reason);
-  call.observed = true;
-  return call;
 }

@@ -16,7 +16,7 @@
  * rows written are what Durable Objects bill). A session keeps the batches of its last `window`
  * calls: a batch whose newest call is `window` or more calls older than the session's newest
  * recorded call is deleted (checked every `window / 4` calls, so the record holds at most about
- * 1.25 × `window` calls' answers), and a resend of a call that old is refused (EXPIRED), whether
+ * 1.25 × `window` calls' answers plus one batch's), and a resend of a call that old is refused (EXPIRED), whether
  * or not its batch is still there.
  * Sessions idle for `maxAge` are swept at most once an hour (per object, across restarts).
  *
@@ -49,7 +49,7 @@ import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
 import { CallFlags } from "./envelopes.js";
-import { cancelledReason } from "./incoming-call.js";
+import { type Cancellable, RunningCalls } from "./delivery-running.js";
 import type { RpcError } from "./errors.js";
 import type { WireFrame } from "./frame.js";
 import type { Sql } from "./sql.js";
@@ -81,30 +81,11 @@ interface Row extends Answer {
   readonly session: string;
 }
 
-/** A recorded call still running: the storage writes counted when it was admitted, and its waiters. */
-interface Running {
-  readonly mark: number;
-  done?: Promise<void>;
-  finish?: () => void;
-  /** The run itself, so a later connection of its session can cancel it (see `cancel`). */
-  readonly run?: Cancellable;
-}
-
-/** What `cancel` needs of a running call (incoming-call.ts `Incoming`). */
-export interface Cancellable {
-  cancelled: boolean;
-  controller: AbortController | undefined;
-}
-
 /** One object's delivery record. */
 export class DeliveryRecord {
   private created = false;
-  /**
-   * Recorded calls still running, by session, then call id: a resend waits for them. Two levels,
-   * not a `session:id` string: a connection hands in the same session string every time (its
-   * hash is kept), where a new key string per lookup is built and hashed three times a call.
-   */
-  private readonly running = new Map<string, Map<number, Running>>();
+  /** Recorded calls still running (delivery-running.ts): a resend waits for them. */
+  private readonly running = new RunningCalls();
   /** Answers not written yet, in the order they were saved. */
   private pending: Row[] = [];
   private pendingBytes = 0;
@@ -170,9 +151,7 @@ export class DeliveryRecord {
 
   /** Whether a recorded call admitted before the latest storage write is still running. */
   private writerRunning(): boolean {
-    const count = this.writes?.count ?? 0;
-    for (const calls of this.running.values()) for (const call of calls.values()) if (call.mark !== count) return true;
-    return false;
+    return this.running.startedBefore(this.writes?.count ?? 0);
   }
 
   /** The object's `deleteAll()` is about to take the record's tables too (delivery-wipe.ts). */
@@ -250,11 +229,8 @@ export class DeliveryRecord {
     const late = !retry && (seen === true || (seen === undefined && this.sessionAnsweredFrom(session, id)));
     if (!retry && !late) return RUN_RECORDED;
     if (expiredSession && retry) return { kind: "refuse", error: expired(id) };
-    const running = this.running.get(session)?.get(id);
-    if (running) {
-      running.done ??= new Promise<void>((resolve) => (running.finish = resolve));
-      return { kind: "wait", until: running.done };
-    }
+    const running = this.running.get(session, id);
+    if (running) return { kind: "wait", until: this.running.ended(running) };
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
     if (late) {
@@ -284,26 +260,12 @@ export class DeliveryRecord {
 
   /** A recorded call is about to run: resends of it wait until `save`. */
   started(session: string, id: number, run?: Cancellable): void {
-    let calls = this.running.get(session);
-    if (!calls) this.running.set(session, (calls = new Map()));
-    calls.set(id, { mark: this.writes?.count ?? 0, run });
+    this.running.started(session, id, this.writes?.count ?? 0, run);
   }
 
-  /**
-   * The client gave up on call `id` of `session` while it ran from a connection that is gone (a
-   * cut leaves a recorded run going, for its resend): its `rpcCaller().signal` aborts. Every
-   * running call of the session when `id` is omitted (the client closed).
-   */
+  /** See `RunningCalls.cancel`. */
   cancel(session: string, id?: number): void {
-    const calls = this.running.get(session);
-    if (!calls) return;
-    for (const [runId, running] of calls) {
-      if (id !== undefined && runId !== id) continue;
-      const run = running.run;
-      if (!run || run.cancelled) continue;
-      run.cancelled = true;
-      run.controller?.abort(cancelledReason());
-    }
+    this.running.cancel(session, id);
   }
 
   /**
@@ -320,7 +282,7 @@ export class DeliveryRecord {
     const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
-    const running = this.running.get(session)?.get(id);
+    const running = this.running.get(session, id);
     const now = Date.now();
     this.schedule.activity(now);
     if (!this.writes || !running || running.mark !== this.writes.count || this.options.flushAfter === 0) {
@@ -338,18 +300,14 @@ export class DeliveryRecord {
 
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
   release(session: string, id: number): void {
-    const calls = this.running.get(session);
-    const running = calls?.get(id);
-    if (!running) return;
-    calls!.delete(id); // an emptied session's map goes at the next flush, not per call
-    running.finish?.();
+    this.running.release(session, id);
   }
 
   /** Writes every row kept in memory (before a storage write, a resend's lookup, or on the timer). */
   flush(): void {
     this.due = false;
     this.flushQueued = false;
-    for (const [session, calls] of this.running) if (calls.size === 0) this.running.delete(session);
+    this.running.compact();
     this.schedule.cancel();
     if (this.sessions.size > 0) {
       // Sessions first: a call row is never committed without its session's row.

@@ -54,7 +54,7 @@ export type { RpcTransport, TransportFactory, TransportHandler } from "./transpo
 export { httpTransport, type FetchLike, type HttpTransportOptions } from "./http-transport.js";
 export type { WebSocketConstructor, WebSocketLike } from "./websocket-transport.js";
 export type { ConnectionState, ReconnectOptions, HeartbeatOptions } from "./session.js";
-export type { CallOptions } from "./proxy.js";
+export type { CallOptions } from "./call-options.js";
 
 /** Client types: what `createRpcClient<T>` exposes. */
 export type {

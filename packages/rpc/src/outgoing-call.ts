@@ -156,3 +156,17 @@ function thenable(value: unknown): boolean {
     return true; // a `then` that throws when read: not something to resolve a promise with
   }
 }
+
+/** Whether every call `call` pipelines on went into frame `frame` (so it can go there too). */
+export function depsInFrame(call: OutgoingCall, frame: number): boolean {
+  for (const dep of call.deps!) if (dep.frame !== frame) return false;
+  return true;
+}
+
+/** A call that failed before it could be made. */
+export function failedCall(reason: unknown): OutgoingCall {
+  const call = new OutgoingCall(0);
+  call.settle(false, reason);
+  call.observed = true;
+  return call;
+}

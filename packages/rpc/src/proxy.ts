@@ -20,24 +20,9 @@
  */
 import { isNameAllowed, isPlainData, notFound, readDataProperty } from "./access.js";
 import { RpcError } from "./errors.js";
-import { clear, unref } from "./timers.js";
+import { bounded, type CallOptions } from "./call-options.js";
 import type { Base, OutgoingCall } from "./outgoing-call.js";
 import type { ImportEntry, ImportTable } from "./references.js";
-
-/** Per-call options; see `withCallOptions`. */
-export interface CallOptions {
-  /** Timeout in ms for this call; 0 disables. */
-  timeout?: number;
-  /** Abort the call: it rejects with the signal's reason, and the other end is told to stop. */
-  signal?: AbortSignal;
-  /**
-   * The call may safely run twice: if its connection drops before the reply, send it again on
-   * the next connection as a new call (without asking the object whether it already ran).
-   */
-  idempotent?: boolean;
-  /** How many times an idempotent call may be re-sent. Default 3. */
-  retries?: number;
-}
 
 /** What proxies need from the end they call through (a client session, or a server connection). */
 export interface CallMaker {
@@ -239,43 +224,6 @@ function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unk
   if (options?.signal?.aborted) return Promise.reject(options.signal.reason);
   const read = call.promise.then((value) => readFrom(maker, value, path, 0, options));
   return options ? bounded(read, options, maker.label) : read;
-}
-
-/** `promise`, rejected with `TIMEOUT` after `options.timeout` ms or with the signal's reason on abort. */
-function bounded(promise: Promise<unknown>, options: CallOptions, label: string): Promise<unknown> {
-  const { signal, timeout } = options;
-  const limited = typeof timeout === "number" && timeout > 0;
-  if (!signal && !limited) return promise;
-  return new Promise((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const done = () => {
-      clear(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    const onAbort = () => {
-      done();
-      reject(signal!.reason);
-    };
-    if (limited) {
-      timer = unref(
-        setTimeout(() => {
-          done();
-          reject(new RpcError("TIMEOUT", `No reply from ${label} within ${timeout} ms.`));
-        }, timeout),
-      );
-    }
-    signal?.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        done();
-        resolve(value);
-      },
-      (error) => {
-        done();
-        reject(error);
-      },
-    );
-  });
 }
 
 /** Reads `path[i…]` from a value that already arrived. */

@@ -34,7 +34,7 @@ import { ExportTable } from "./references.js";
 import { clear } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
-export type { CallOptions } from "./proxy.js";
+export type { CallOptions } from "./call-options.js";
 export type { ConnectionState, HeartbeatOptions, ReconnectOptions } from "./reconnecting-link.js";
 
 export interface SessionOptions extends ReconnectingLinkOptions {
