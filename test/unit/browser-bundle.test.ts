@@ -74,6 +74,7 @@ describe("what the smallest page bundles", () => {
       "brands.js",
       "byte-records.js",
       "bytes.js",
+      "call-options.js", // per-call timeout, signal, idempotent (withCallOptions)
       "call-timeouts.js",
       "call-writer.js",
       "callee-references.js",

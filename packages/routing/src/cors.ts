@@ -147,7 +147,17 @@ function appendVaryOrigin(headers: Headers): void {
  * cache could store the header-less variant and serve it to an allowed origin.
  */
 export function withCors(cors: CompiledCors, request: Request, response: Response): Response {
-  const out = new Response(response.body, response);
+  // A network error (`Response.error()`) has no headers to add to: it stays one.
+  if (response.type === "error") return response;
+  let out: Response;
+  try {
+    out = new Response(response.body, response);
+  } catch (error) {
+    throw new RoutingError(
+      "BAD_HOOK_RESULT",
+      `A response could not be given CORS headers (${(error as Error)?.message ?? String(error)}); a hook must return a Response whose body was not read.`,
+    );
+  }
   out.headers.delete("Access-Control-Allow-Origin");
   out.headers.delete("Access-Control-Allow-Credentials");
   const allow = allowHeaders(cors, request.headers.get("Origin"));

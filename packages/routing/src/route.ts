@@ -23,7 +23,7 @@ export const MAX_INSTANCE_LENGTH = 256;
 export interface RouteContext<Env extends object = object> {
   /** The env key of the Durable Object binding (e.g. `"MY_COUNTER"`), not the path segment. */
   readonly binding: string;
-  /** The percent-decoded `{instance}` segment: a 64-hex id string or an instance name. */
+  /** The percent-decoded `{instance}` segment: an instance name, or a 64-hex id in lower case (as `ctx.id.toString()` spells it). */
   readonly instance: string;
   /** The Durable Object namespace `binding` refers to. */
   readonly namespace: DurableObjectNamespace;
@@ -62,7 +62,7 @@ export interface RouteOptions<Env extends object = object> {
    * batches (a `POST` to exactly `{prefix}/{binding}/{instance}`).
    */
   onBeforeConnect?: RouteHook<Env>;
-  /** Runs for every other request except CORS preflights, which never reach a hook. */
+  /** Runs for every other request, except CORS preflights when `cors` is set (the router answers those). */
   onBeforeRequest?: RouteHook<Env>;
 }
 
@@ -250,7 +250,7 @@ async function dispatch(request: Request, env: object, settings: CompiledOptions
   if (rawInstance === "") {
     return textResponse(400, `Missing instance in ${shown}; expected ${settings.prefix}/${rawBinding}/{instance}.`);
   }
-  const instance = decodeSegment(rawInstance);
+  let instance = decodeSegment(rawInstance);
   if (instance === undefined) {
     return textResponse(400, `Malformed percent-encoding in instance segment ${quote(rawInstance)} of ${shown}.`);
   }
@@ -271,6 +271,9 @@ async function dispatch(request: Request, env: object, settings: CompiledOptions
     }
   }
 
+  // Hooks see the id the request is routed to (as `ctx.id.toString()` spells it), so a hook that
+  // refuses an object by id cannot be passed by spelling it in upper case.
+  if (id !== undefined) instance = instance.toLowerCase();
   const ctx: RouteContext = Object.freeze({ binding, instance, namespace, env });
   const hookName = connecting ? "onBeforeConnect" : "onBeforeRequest";
   const hook = settings[hookName];

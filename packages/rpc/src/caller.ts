@@ -209,8 +209,9 @@ export class Caller implements CallMaker {
     const conn = this.conn;
     if (this.queue.length === 0) return;
     if (!conn) {
-      // Connect only for calls still alive at the end of the turn (not for one aborted at once).
-      if (this.queue.some((c) => !c.settled)) this.options.onQueued?.();
+      // Connect only for calls still alive at the end of the turn (not for one aborted at once,
+      // nor one its async client-side schema may yet refuse: its answer flushes again).
+      if (this.queue.some((c) => !c.settled && !c.held)) this.options.onQueued?.();
       return;
     }
     if (this.options.congested?.()) {

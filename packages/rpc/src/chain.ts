@@ -19,6 +19,7 @@
 import { type AccessPolicy, findMember, isPlainData, type Member, notFound, readDataProperty } from "./access.js";
 import { argsContext, buildTable, type DecodeContext, readArgs, tooManyArgs, validateTable } from "./codec.js";
 import { ValueTag } from "./envelopes.js";
+import { cancelledReason } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { proxyInfo } from "./proxy.js";
@@ -176,6 +177,8 @@ export function runSteps(
             if (args instanceof Promise) {
               // An async schema: the same step runs again once the arguments are checked.
               return args.then((checked) => {
+                // Cancelled while its schema ran: the method never starts.
+                if ((call as { cancelled?: boolean } | undefined)?.cancelled) throw cancelledReason();
                 step.args = checked;
                 step.checked = true;
                 return runSteps(cursor, steps, i, env, enter, leave, call);

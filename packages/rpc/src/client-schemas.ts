@@ -6,11 +6,13 @@
  * It only checks: what is sent is what the caller passed, not the schema's output, because the
  * object validates again with the same schema and a transform must not run twice. Calls on stubs
  * and on pending results are not checked here (the object still checks them), nor are calls
- * whose top-level arguments are themselves pending results or stubs (they are not values yet).
+ * whose arguments hold pending results or stubs, at any depth of plain data (they are not values
+ * yet).
  *
  * Internal module.
  */
 import type { ArgsCheck } from "./caller.js";
+import { isPlainData } from "./access.js";
 import { RpcError } from "./errors.js";
 import { proxyInfo } from "./proxy.js";
 import type { ArgsSchema } from "./rpc-method.js";
@@ -57,10 +59,28 @@ export function clientArgsCheck(schemas: ReadonlyMap<string, ArgsSchema>): ArgsC
     const key = path.length === 1 ? path[0]! : path.join(".");
     const schema = schemas.get(key);
     if (!schema) return undefined;
-    for (const arg of args) if (proxyInfo(arg)) return undefined;
+    for (const arg of args) if (holdsProxy(arg)) return undefined;
     const what = `"${key}" (checked by the client; nothing was sent)`;
     const checked = runSchema(schema, args);
     if (checked instanceof Promise) return checked.then((result) => (result.ok ? undefined : invalidArguments(what, result)));
     return checked.ok ? undefined : invalidArguments(what, checked);
   };
+}
+
+/**
+ * Whether `value` is, or holds through the data properties of plain objects and arrays, a
+ * pending result or a stub (getters are not run: the encoder runs them, once).
+ */
+function holdsProxy(value: unknown): boolean {
+  const stack = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if ((typeof v !== "object" && typeof v !== "function") || v === null || seen.has(v)) continue;
+    if (proxyInfo(v)) return true;
+    seen.add(v);
+    if (typeof v === "function" || (!Array.isArray(v) && !isPlainData(v))) continue;
+    for (const desc of Object.values(Object.getOwnPropertyDescriptors(v))) if ("value" in desc) stack.push(desc.value);
+  }
+  return false;
 }

@@ -108,7 +108,7 @@ function numericOptions<T extends object>(
   if (typeof given !== "object" || given === null) throw new RpcError("BAD_OPTION", `${name} must be an object or false.`);
   const out = { ...defaults } as Record<string, number>;
   for (const [key, value] of Object.entries(given)) {
-    const range = (ranges as Record<string, [number, number]>)[key];
+    const range = Object.hasOwn(ranges, key) ? (ranges as Record<string, [number, number]>)[key] : undefined;
     if (!range) throw new RpcError("BAD_OPTION", `Unknown option ${name}.${key}; known: ${Object.keys(ranges).join(", ")}.`);
     if (value === undefined) continue;
     if (typeof value !== "number" || !(value >= range[0] && value <= range[1])) {
@@ -138,6 +138,9 @@ const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
  * ```
  */
 export function createRpcClient<T>(binding: string, instance: string, options: RpcClientOptions<T> = {}): RpcClient<T> {
+  if (typeof options !== "object" || options === null) {
+    throw new RpcError("BAD_OPTION", `options must be an object (or left out), got ${options === null ? "null" : typeof options}.`);
+  }
   if (typeof binding !== "string" || binding === "" || binding.includes("/") || DOT_SEGMENT.test(binding)) {
     throw new RpcError(
       "BAD_OPTION",
@@ -163,6 +166,12 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   const limits = resolveLimits(options.limits);
   checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const given = options.transport ?? "websocket";
+  if (typeof given === "function" && (given as { makesTransport?: unknown }).makesTransport === true) {
+    throw new RpcError(
+      "BAD_OPTION",
+      `transport: ${given.name || "this function"} makes a transport factory; pass ${given.name || "it"}() (called).`,
+    );
+  }
   if (given !== "websocket" && typeof given !== "function") {
     throw new RpcError(
       "BAD_OPTION",
@@ -215,6 +224,12 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (expose !== undefined && ((typeof expose !== "object" && typeof expose !== "function") || expose === null || proxyInfo(expose))) {
     throw new RpcError("BAD_OPTION", "expose must be an object whose methods the Durable Object may call.");
   }
+  if (typeof expose === "function" && isClass(expose)) {
+    throw new RpcError(
+      "BAD_OPTION",
+      `expose is the class ${expose.name || "(anonymous)"}; pass an instance of it (new ${expose.name || "Handlers"}()).`,
+    );
+  }
   const exactlyOnce = options.exactlyOnce ?? true;
   if (typeof exactlyOnce !== "boolean") throw new RpcError("BAD_OPTION", `exactlyOnce must be true or false, got ${String(exactlyOnce)}.`);
   const onError = options.onError ?? ((error: unknown, what: string) => console.error(`dorpc: ${what} failed:`, error));
@@ -266,8 +281,12 @@ function segment(what: string, value: string): string {
 
 /** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
 export function connectUrl(binding: string, instance: string, options: Pick<RpcClientOptions, "baseUrl" | "prefix" | "query">): string {
-  const base = options.baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
-  if (typeof base !== "string" || base === "") {
+  const given: unknown = options.baseUrl;
+  const base = given instanceof URL ? given.href : (given ?? (globalThis as { location?: { origin?: string } }).location?.origin);
+  if (base !== undefined && typeof base !== "string") {
+    throw new RpcError("BAD_OPTION", `baseUrl must be a string (or a URL), got ${base === null ? "null" : typeof base}.`);
+  }
+  if (base === undefined || base === "") {
     throw new RpcError("BAD_OPTION", 'baseUrl is required outside browsers, e.g. { baseUrl: "http://127.0.0.1:8787" }.');
   }
   let url: URL;
@@ -280,20 +299,60 @@ export function connectUrl(binding: string, instance: string, options: Pick<RpcC
   if (!scheme) throw new RpcError("BAD_OPTION", `baseUrl must be http(s) or ws(s), got ${JSON.stringify(url.protocol)}.`);
   const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
   const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${segment("binding", binding)}/${segment("instance", instance)}`;
-  const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : "";
+  const query = options.query ? `?${queryString(options.query)}` : "";
   return `${scheme}//${url.host}${path}${query}`;
 }
+
+/** What routeDORequest accepts in a prefix segment (routing's compilePrefix): the rest could only misroute. */
+const PREFIX_SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
 
 function checkPrefix(prefix: unknown): string {
   if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
     throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
   }
+  for (const part of prefix.slice(1).split("/")) {
+    if (part === "." || part === ".." || !PREFIX_SEGMENT.test(part)) {
+      throw new RpcError(
+        "BAD_OPTION",
+        `prefix ${JSON.stringify(prefix)} has the segment ${JSON.stringify(part)}; segments must be non-empty, not "." or "..", and use only letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @ (as routeDORequest's prefix).`,
+      );
+    }
+  }
   return prefix;
+}
+
+/** `query` as a URL query: a record (or pairs) of strings; anything else is refused, naming it. */
+function queryString(query: unknown): string {
+  if (typeof query === "string" || query instanceof URLSearchParams) return new URLSearchParams(query).toString();
+  const pairs = Array.isArray(query) ? query : typeof query === "object" && query !== null ? Object.entries(query) : undefined;
+  if (!pairs) throw new RpcError("BAD_OPTION", `query must be an object of strings, got ${typeof query}.`);
+  for (const pair of pairs) {
+    const [key, value] = Array.isArray(pair) ? pair : [];
+    if (typeof value !== "string") {
+      throw new RpcError(
+        "BAD_OPTION",
+        `query.${String(key)} must be a string, got ${value === null ? "null" : typeof value}: a value not set yet would be sent as "${String(value)}".`,
+      );
+    }
+  }
+  return new URLSearchParams(pairs as [string, string][]).toString();
+}
+
+/** Whether `fn` is a class (its source starts with `class`): it cannot be called, only its instances used. */
+function isClass(fn: Function): boolean {
+  try {
+    return /^class[\s{]/.test(Function.prototype.toString.call(fn));
+  } catch {
+    return false;
+  }
 }
 
 /** The session behind a client. Internal: tests use it; users use {@link rpcConnection}. */
 export function getRpcSession(client: object): ClientSession {
-  const session = (client as { [SESSION]?: ClientSession })[SESSION];
+  const session =
+    (typeof client === "object" || typeof client === "function") && client !== null
+      ? (client as { [SESSION]?: ClientSession })[SESSION]
+      : undefined;
   if (!session) throw new RpcError("BAD_OPTION", "Not a dorpc client.");
   return session;
 }
@@ -344,6 +403,24 @@ export function rpcConnection(client: object): RpcConnection {
 export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
   const info = proxyInfo(chain);
   if (info?.kind !== "path") return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
+  if (typeof options !== "object" || options === null) {
+    return Promise.reject(
+      new RpcError("BAD_OPTION", `withCallOptions needs an options object, got ${options === null ? "null" : typeof options}.`),
+    );
+  }
+  const { signal } = options;
+  if (
+    signal !== undefined &&
+    (typeof signal !== "object" ||
+      signal === null ||
+      typeof signal.addEventListener !== "function" ||
+      typeof signal.removeEventListener !== "function" ||
+      typeof signal.aborted !== "boolean")
+  ) {
+    return Promise.reject(
+      new RpcError("BAD_OPTION", "withCallOptions({ signal }) must be an AbortSignal (e.g. controller.signal, not the controller)."),
+    );
+  }
   const tooLong = typeof options?.timeout === "number" ? timerTooLong("withCallOptions({ timeout })", options.timeout) : undefined;
   if (tooLong) return Promise.reject(new RpcError("BAD_OPTION", tooLong));
   return settledValue(info, options) as Promise<V>;

@@ -78,6 +78,8 @@ export function httpTransport(options: HttpTransportOptions = {}): TransportFact
   };
   return Object.assign(factory, { usesUrl: true, connectionless: true } as const);
 }
+// Marks the maker, so a client given `httpTransport` itself (not called) says so at once.
+Object.defineProperty(httpTransport, "makesTransport", { value: true });
 
 class HttpTransport implements RpcTransport {
   private closed = false;

@@ -66,7 +66,7 @@ const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS) as (keyof RpcLimits)[];
 export function resolveLimits(overrides: Partial<RpcLimits> | undefined): Readonly<RpcLimits> {
   if (overrides === undefined) return DEFAULT_LIMITS;
   if (typeof overrides !== "object" || overrides === null) {
-    throw new RpcError("BAD_OPTION", `limits must be an object, got ${typeof overrides}.`);
+    throw new RpcError("BAD_OPTION", `limits must be an object, got ${overrides === null ? "null" : typeof overrides}.`);
   }
   const out: RpcLimits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(overrides)) {

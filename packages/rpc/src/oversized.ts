@@ -24,6 +24,7 @@ import { FRAME_MARK, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
+import { MAX_SHARED_FRAME } from "./outbox.js";
 
 const OPEN = 0x5b; // [
 const CLOSE = 0x5d; // ]
@@ -69,7 +70,13 @@ export function scanOversized(data: IncomingData, limits: Readonly<RpcLimits>): 
 }
 
 function bytesOver(size: number, limits: Readonly<RpcLimits>): string {
-  return `was ${size} bytes, more than this end's limits.maxMessageBytes (${limits.maxMessageBytes})`;
+  // Envelopes share frames up to MAX_SHARED_FRAME bytes: a limit below that can refuse a frame
+  // whose every envelope fits it.
+  const grouped =
+    limits.maxMessageBytes < MAX_SHARED_FRAME && size <= MAX_SHARED_FRAME
+      ? ` (the other end groups envelopes into frames of up to ${MAX_SHARED_FRAME} bytes: keep that limit at least that large)`
+      : "";
+  return `was ${size} bytes, more than this end's limits.maxMessageBytes (${limits.maxMessageBytes})${grouped}`;
 }
 
 /**

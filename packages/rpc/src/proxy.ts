@@ -130,16 +130,19 @@ export function rootProxy(maker: CallMaker, dispose: () => void, extra: (key: sy
   const members = new Map<string, object>();
   const asyncDispose = async () => dispose();
   const info: RootInfo = { mark: INFO, kind: "root", maker, dispose };
+  const describeClient = () => `[dorpc client of ${maker.label}]`;
   return new Proxy(target, {
     get(_t, key) {
       if (typeof key === "symbol") {
         if (key === INFO) return info;
         if (isDispose(key)) return dispose;
         if (isAsyncDispose(key)) return asyncDispose;
+        if (key === Symbol.toPrimitive) return describeClient;
         return extra(key);
       }
-      // Not awaitable: `await client` or returning it from an async function sends nothing.
-      if (key === "then") return undefined;
+      // Not awaitable: `await client` or returning it from an async function sends nothing. Nor
+      // serialisable: `JSON.stringify` leaves a client out instead of calling the object's toJSON.
+      if (key === "then" || key === "toJSON") return undefined;
       let member = members.get(key);
       if (member === undefined) {
         member = pathProxy(maker, ROOT, [key], true);
@@ -172,9 +175,13 @@ function pathProxy(maker: CallMaker, base: Base, path: readonly string[], fresh:
       if (typeof key === "symbol") {
         if (key === INFO) return info;
         if (key === Symbol.dispose && base.kind === "call" && path.length === 0) return () => disposeResult(base.call);
+        // `${path}` and String(path) describe it instead of calling toString/valueOf remotely.
+        if (key === Symbol.toPrimitive) return () => `[dorpc ${base.kind === "call" ? "call" : "path"} ${path.join(".") || "result"}]`;
         return undefined;
       }
       switch (key) {
+        case "toJSON":
+          return undefined;
         case "then":
           return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
             settledValue(info).then(onFulfilled, onRejected);

@@ -95,7 +95,17 @@ export function broadcastTo<C>(target: object, filter: ClientFilter | undefined)
       if (ws.readyState !== OPEN || excluded?.has(ws)) continue;
       if (where) {
         const attachment = readAttachment(ws);
-        if (!attachment || !where({ identity: attachment.identity, connectedAt: attachment.connectedAt, socket: ws })) continue;
+        if (!attachment) continue;
+        const chosen: unknown = where({ identity: attachment.identity, connectedAt: attachment.connectedAt, socket: ws });
+        if (chosen !== null && typeof chosen === "object" && typeof (chosen as { then?: unknown }).then === "function") {
+          // A promise is truthy: it would choose every client. The choice must be made now.
+          (chosen as Promise<unknown>).then(undefined, () => undefined);
+          throw new RpcError(
+            "BAD_OPTION",
+            "clients({ where }) must decide synchronously (it returned a promise); await what it needs first.",
+          );
+        }
+        if (!chosen) continue;
       }
       out.push(ws);
     }
@@ -103,7 +113,9 @@ export function broadcastTo<C>(target: object, filter: ClientFilter | undefined)
   };
   return new Proxy({} as Broadcast<C>, {
     get(_t, name) {
-      if (typeof name !== "string" || name === "then") return undefined;
+      // Not awaitable, and not sent by coercion or serialisation (String(), `${}`, JSON.stringify).
+      if (name === Symbol.toPrimitive) return () => "[dorpc broadcast]";
+      if (typeof name !== "string" || name === "then" || name === "toJSON") return undefined;
       return (...args: unknown[]) => {
         const sockets = select();
         if (sockets.length === 0) return 0;

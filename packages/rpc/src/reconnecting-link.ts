@@ -93,6 +93,9 @@ export abstract class ReconnectingLink {
 
   /** Subscribes to state changes; returns the unsubscribe function. */
   onStateChange(listener: (state: ConnectionState) => void): () => void {
+    if (typeof listener !== "function") {
+      throw new RpcError("BAD_OPTION", `onStateChange needs a function, got ${listener === null ? "null" : typeof listener}.`);
+    }
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

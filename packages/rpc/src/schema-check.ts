@@ -34,12 +34,14 @@ export type Checked =
 /** Runs `schema` on `value`: the outcome, or a promise of it for an async schema. Never throws or rejects. */
 export function runSchema(schema: StandardSchemaV1, value: unknown): Checked | Promise<Checked> {
   let result: unknown;
+  let async: boolean;
   try {
     result = schema["~standard"].validate(value);
+    async = isThenable(result); // reads `then`, which may throw too
   } catch (error) {
     return threw(error);
   }
-  if (isThenable(result)) return Promise.resolve(result).then(readResult, threw);
+  if (async) return Promise.resolve(result).then(readResult, threw);
   return readResult(result);
 }
 

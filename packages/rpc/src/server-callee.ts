@@ -190,6 +190,9 @@ export class ServerCallee extends Callee {
   protected override record(call: Incoming, reply: Reply): void {
     const records = this.server.records!;
     const session = call.session!;
+    // `record: false` keeps no result; a refusal (the method did not run, or its result was
+    // withheld) is short and is kept, so a resend is told what happened, not that it ran.
+    const keep = call.keep || reply.json.startsWith(`[${call.id},${ReplyStatus.Failed},`);
     // Inline arrows: a named one (`const save = …`) would be named again on every call by a
     // bundler's keepNames (on by default in wrangler).
     if (reply.ready) {
@@ -200,12 +203,12 @@ export class ServerCallee extends Callee {
           replaced === undefined
             ? writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs)
             : writeFrame(FrameKind.Replies, `[${replaced}]`, []),
-          call.keep,
+          keep,
         ),
       );
     } else
       this.conn.outbox.afterFlush(() =>
-        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), call.keep, true),
+        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), keep, true),
       );
   }
 

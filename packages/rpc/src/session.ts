@@ -177,6 +177,18 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     let transport: RpcTransport;
     try {
       transport = this.options.transport(this);
+      if (
+        typeof transport !== "object" ||
+        transport === null ||
+        typeof transport.open !== "function" ||
+        typeof transport.send !== "function" ||
+        typeof transport.close !== "function"
+      ) {
+        throw new RpcError(
+          "BAD_OPTION",
+          `the transport factory returned ${typeof transport === "function" ? "a function (was it a function that makes a factory, passed without calling it?)" : String(transport)}, not a transport with open, send and close`,
+        );
+      }
     } catch (error) {
       // A transport factory that throws: the attempt failed; nothing was sent.
       this.transportFailed(error);

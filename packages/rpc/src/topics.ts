@@ -229,8 +229,15 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       const result: SubscribeResult = { seq: latest };
       if (since !== undefined && since !== null && since !== latest) {
         const missed = (since as number) < latest ? log.after(name, since as number) : undefined;
-        if (missed) replay(ws, missed);
-        else result.resync = { oldest: log.oldest(name) };
+        // A connection is replayed at most `keep` events of a topic (while the object stays in
+        // memory): subscribe/unsubscribe pairs cannot make one frame replay the log again and
+        // again. Past that the subscriber resyncs.
+        const replayed = replays(ws);
+        const used = replayed.get(name) ?? 0;
+        if (missed && used + missed.length <= options.keep) {
+          replayed.set(name, used + missed.length);
+          replay(ws, missed);
+        } else result.resync = { oldest: log.oldest(name) };
       }
       writeAttachment(ws, { ...attachment, topics: [...subscribed, name] });
       return result;
@@ -242,6 +249,15 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       }
     },
   };
+}
+
+/** Events replayed to each socket, per topic (see `subscribe`). */
+const replayedTo = new WeakMap<WebSocket, Map<string, number>>();
+
+function replays(ws: WebSocket): Map<string, number> {
+  let out = replayedTo.get(ws);
+  if (!out) replayedTo.set(ws, (out = new Map()));
+  return out;
 }
 
 /** Queues stored event frames on `ws`'s connection, in order, ahead of what comes next. */
