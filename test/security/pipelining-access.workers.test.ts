@@ -11,6 +11,18 @@ import type { Victim } from "./objects.js";
 import { calls, openRaw, routeUrl } from "./raw.js";
 
 const SECRET = "s3cr3t-dorpc-value";
+
+/** The chain `method(x)` where `x` is a PIPELINE record `[callId, ...path]` of an earlier call of the frame. */
+const pipelined = (method: string, ...ref: (number | string)[]) => [
+  method,
+  [
+    1,
+    [
+      [1, [1]],
+      [30, ref],
+    ],
+  ],
+];
 let serial = 0;
 const uniqueName = (label: string): string => `pipelining-access-${label}-${Date.now().toString(36)}-${serial++}`;
 const stubOf = (name: string) => (env.VICTIM as DurableObjectNamespace<Victim>).getByName(name);
@@ -35,19 +47,7 @@ describe("pipelining must give nothing a chain would not", () => {
       conn.send(
         calls([
           [1, ["environment"]],
-          [
-            2,
-            [
-              "echo",
-              [
-                1,
-                [
-                  [1, [1]],
-                  [30, [1, "SECRET"]],
-                ],
-              ],
-            ],
-          ],
+          [2, pipelined("echo", 1, "SECRET")],
         ]),
       );
       const reply = await conn.reply(2);
@@ -75,33 +75,9 @@ describe("pipelining must give nothing a chain would not", () => {
       conn.send(
         calls([
           [1, ["environment"]],
-          [
-            2,
-            [
-              "record",
-              [
-                1,
-                [
-                  [1, [1]],
-                  [30, [1]],
-                ],
-              ],
-            ],
-          ],
+          [2, pipelined("record", 1)],
           [3, ["storage"]],
-          [
-            4,
-            [
-              "kindOf",
-              [
-                1,
-                [
-                  [1, [1]],
-                  [30, [3]],
-                ],
-              ],
-            ],
-          ],
+          [4, pipelined("kindOf", 3)],
         ]),
       );
       const record = await conn.reply(2);
@@ -127,33 +103,9 @@ describe("pipelining must give nothing a chain would not", () => {
       conn.send(
         calls([
           [1, ["tools"]],
-          [
-            2,
-            [
-              "echo",
-              [
-                1,
-                [
-                  [1, [1]],
-                  [30, [1, "peek"]],
-                ],
-              ],
-            ],
-          ],
+          [2, pipelined("echo", 1, "peek")],
           [3, ["getValue", [0]]],
-          [
-            4,
-            [
-              "echo",
-              [
-                1,
-                [
-                  [1, [1]],
-                  [30, [3, "nope"]],
-                ],
-              ],
-            ],
-          ],
+          [4, pipelined("echo", 3, "nope")],
         ]),
       );
       expect(await conn.reply(2)).toEqual([2, 3, "NOT_FOUND", 'No method or property "peek" is reachable on Victim.']);
@@ -175,19 +127,7 @@ describe("the same pipelining leak over an HTTP batch", () => {
       headers: { "Content-Type": "application/x-dorpc" },
       body: calls([
         [1, ["environment"]],
-        [
-          2,
-          [
-            "echo",
-            [
-              1,
-              [
-                [1, [1]],
-                [30, [1, "SECRET"]],
-              ],
-            ],
-          ],
-        ],
+        [2, pipelined("echo", 1, "SECRET")],
       ]),
     });
     const text = await response.text();

@@ -4,6 +4,7 @@
  * list are delivered as each arrives whole (one frame held at a time), across any chunking.
  */
 import { describe, expect, it } from "vitest";
+import { joinFrames } from "../../packages/rpc/src/http-frames.js";
 import { createRpcClient, type FetchLike, httpTransport } from "../../packages/rpc/src/index.js";
 import { expectRejectsCode } from "./helpers.js";
 
@@ -28,18 +29,8 @@ async function callIds(init: RequestInit): Promise<number[]> {
 /** A text reply frame answering `id` with `value` (ReplyStatus.OkJson). */
 const reply = (id: number, value: unknown) => encoder.encode(`\u001eR${JSON.stringify([[id, 0, value]])}`);
 
-/** `frames` as a frame list (u32 little-endian length before each). */
-function list(frames: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(frames.reduce((n, f) => n + 4 + f.byteLength, 0));
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const f of frames) {
-    view.setUint32(at, f.byteLength, true);
-    out.set(f, at + 4);
-    at += 4 + f.byteLength;
-  }
-  return out;
-}
+/** `frames` as a frame list (u32 little-endian length before each), as the object writes one. */
+const list = (frames: Uint8Array[]): Uint8Array => joinFrames(frames);
 
 /** A body of `bytes` split into `size`-byte chunks, and then (when `endless`) 1 KiB chunks forever; counts what was pulled. */
 function stream(bytes: Uint8Array, size: number, endless = false) {
