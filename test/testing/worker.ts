@@ -118,3 +118,4 @@ export default {
     return routed ?? new Response("Not found", { status: 404 });
   },
 } satisfies ExportedHandler<Env>;
+export { LiveCounter } from "./live-objects.js";

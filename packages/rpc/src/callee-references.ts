@@ -61,6 +61,9 @@ export function dependency(id: unknown, byId: Map<number, Incoming> | undefined)
  * when its frame was read). A class, not closures made per call.
  */
 export class ArgumentRefs implements ReferenceResolver {
+  /** Payloads of the EXPORT records built so far (a build that fails gives back the others). */
+  built: Set<unknown> | undefined;
+
   constructor(
     private readonly conn: Connection,
     private readonly call: Incoming,
@@ -74,6 +77,7 @@ export class ArgumentRefs implements ReferenceResolver {
     if (type === RefRecord.Export) {
       const [id, kind] = payload as [number, number];
       const entry = conn.imports.receive(id, kind);
+      (this.built ??= new Set()).add(payload);
       const stub = makeStub(conn.caller, entry, conn.imports);
       (call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
       return stub;
@@ -118,7 +122,7 @@ function heldForbidden(value: unknown, forbidden: ReadonlyMap<object, string>): 
     seen.add(v);
     const name = forbidden.get(v);
     if (name !== undefined) return name;
-    if (Array.isArray(v)) stack.push(...v);
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
     else if (v instanceof Map) for (const [k, item] of v) stack.push(k, item);
     else if (v instanceof Set) for (const item of v) stack.push(item);
     else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);

@@ -35,7 +35,7 @@ import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
 import { ArgumentRefs, type FrameState, frameReferences, type PipelineConfig, referResult } from "./callee-references.js";
-import { releaseUnbuilt, releaseUnread } from "./references.js";
+import { releaseExports, releaseUnbuilt, releaseUnread } from "./references.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -298,8 +298,20 @@ export class Callee {
   private buildArguments(call: Incoming): void {
     if (!call.steps.some((s) => typeof s !== "string" && s.table !== undefined)) return;
     const ctx: DecodeContext = { ...call.ctx, budget: { nodes: Number.MAX_SAFE_INTEGER } };
-    ctx.refs = new ArgumentRefs(this.conn, call, this.pipeline);
-    buildArgs(call.steps, ctx);
+    const refs = new ArgumentRefs(this.conn, call, this.pipeline);
+    ctx.refs = refs;
+    try {
+      buildArgs(call.steps, ctx);
+    } catch (error) {
+      // The first table still there failed part-way: what it did not build yet is given back now
+      // (what it built is borrowed, released with the call; later tables, as unbuilt).
+      const failed = call.steps.find((s) => typeof s !== "string" && s.table !== undefined) as { table: unknown } | undefined;
+      if (failed) {
+        releaseExports(this.conn.imports, failed.table, refs.built);
+        failed.table = undefined;
+      }
+      throw error;
+    }
   }
 
   /** A call ended: release what it borrowed, keep its outcome for dependents, reply. */
@@ -340,12 +352,23 @@ export class Callee {
       // References live as long as their connection, so a reply holding any cannot be replayed
       // to a resend on the next one: the record keeps why instead.
       if (call.recorded) this.record(call, referred ? referencesEnded(call.id, this.config.label) : reply);
-      if (sending) this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
+      if (sending) {
+        // Calls the method made before it answered (not awaited) leave before its reply, and so do
+        // references given back so far.
+        if (this.conn.caller.queued) this.conn.caller.flush();
+        this.conn.flushReleases();
+        this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
+      }
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
     // After the reply: a stub the call borrowed and returned goes back before its release.
-    if (call.borrowed) for (const holder of call.borrowed) releaseHolder(holder);
+    if (call.borrowed) {
+      for (const holder of call.borrowed) {
+        if (!holder.disposed) holder.callEnded = true;
+        releaseHolder(holder);
+      }
+    }
     if (waiters) for (const fn of waiters) fn();
     this.ended(call);
   }
@@ -396,7 +419,7 @@ export class Callee {
    * cut (`peerMayReturn`), a started call kept in the delivery record runs on, its signal not
    * aborted: the caller resends it on its next connection, where it is answered when it ends.
    */
-  close(peerMayReturn = false): void {
+  close(peerMayReturn = false, _peerDone = false): void {
     for (const call of this.running.values()) {
       if (peerMayReturn && call.started && call.recorded) continue;
       call.cancelled = true;

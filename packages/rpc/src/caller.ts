@@ -110,6 +110,11 @@ export class Caller implements CallMaker {
     return this.options.label;
   }
 
+  /** Calls are waiting for the end of the turn to be sent. */
+  get queued(): boolean {
+    return this.queue.length > 0;
+  }
+
   get connection(): Connection | undefined {
     return this.conn;
   }
@@ -166,6 +171,7 @@ export class Caller implements CallMaker {
       return call;
     }
     this.pending.set(call.id, call);
+    if (base.kind === "stub") call.onStub = base.stub;
     if (options) this.configure(call, options);
     else if (this.options.timeout > 0) this.timeouts.arm(call, this.options.timeout);
     if (checked) this.hold(call, checked);
@@ -315,6 +321,7 @@ export class Caller implements CallMaker {
 
   private finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {
     if (!call.settle(ok, outcome)) return;
+    call.onStub = undefined;
     if (call.held) {
       // It held the calls after it (its async schema had not answered): they may go now.
       call.held = false;
@@ -348,8 +355,12 @@ export class Caller implements CallMaker {
           (error: unknown) => {
             // A Blob could not be read: the call fails, its envelope is dropped, and what it
             // handed out by reference never reached the peer (counted as sent below).
-            if (call.exports) for (const id of call.exports) this.options.exports.release(id, 1);
-            call.exports = undefined;
+            // (After a cut the call was put back to be resent and its references pinned again:
+            // `finish` unpins them then.)
+            if (call.sentOn === conn && call.exports) {
+              for (const id of call.exports) this.options.exports.release(id, 1);
+              call.exports = undefined;
+            }
             this.finish(call, false, error);
             return null;
           },
@@ -357,6 +368,7 @@ export class Caller implements CallMaker {
       );
     } else conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs);
     call.sentOn = conn;
+    call.onStub = undefined;
     if (call.exports) this.options.exports.sent(call.exports);
     call.frame = frame;
   }

@@ -102,17 +102,14 @@ export function buildArgs(steps: Step[], ctx: DecodeContext): void {
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i]!;
     if (typeof step === "string" || step.table === undefined) continue;
-    // Taken before it is built: a table that fails part-way is not released again as unbuilt
-    // (what it built is borrowed, and released with the call).
-    const table = step.table;
-    step.table = undefined;
     let args: unknown;
     try {
-      args = buildTable(table, ctx);
+      args = buildTable(step.table, ctx);
     } catch (error) {
       if (error instanceof RpcError && !isOwnError(error)) refuse(error);
       throw error;
     }
+    step.table = undefined;
     step.args = args as unknown[];
   }
 }

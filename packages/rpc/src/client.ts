@@ -324,7 +324,12 @@ function checkPrefix(prefix: unknown): string {
 /** `query` as a URL query: a record (or pairs) of strings; anything else is refused, naming it. */
 function queryString(query: unknown): string {
   if (typeof query === "string" || query instanceof URLSearchParams) return new URLSearchParams(query).toString();
-  const pairs = Array.isArray(query) ? query : typeof query === "object" && query !== null ? Object.entries(query) : undefined;
+  const pairs =
+    typeof query === "object" && query !== null
+      ? Symbol.iterator in query
+        ? [...(query as Iterable<unknown>)] // pairs, or a Map
+        : Object.entries(query)
+      : undefined;
   if (!pairs) throw new RpcError("BAD_OPTION", `query must be an object of strings, got ${typeof query}.`);
   for (const pair of pairs) {
     const [key, value] = Array.isArray(pair) ? pair : [];

@@ -25,8 +25,8 @@ import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { refuseOversized, scanOversized } from "./oversized.js";
-import { makeStub, stubHolder } from "./proxy.js";
-import { checkReference, type ExportTable, type ImportEnd, ImportTable, releaseUnclaimed } from "./references.js";
+import { makeStub, releaseHolder, type StubHolder, stubHolder } from "./proxy.js";
+import { checkReference, type ExportTable, type ImportEnd, ImportTable, releaseExports, releaseUnclaimed } from "./references.js";
 import { failure } from "./replies.js";
 import type { ServerCallee } from "./server-callee.js";
 import { microtask } from "./timers.js";
@@ -222,7 +222,13 @@ export class Connection {
       } catch (error) {
         ok = false;
         outcome = error;
+        // Decoding failed part-way: the references it did not build yet are given back, and the
+        // stubs it made for this reply (nobody will ever see them) are released now.
+        releaseExports(this.imports, reply[1] === ReplyStatus.Failed ? reply[4] : reply[2], this.replyBuilt);
+        if (this.replyStubs) for (const holder of this.replyStubs) releaseHolder(holder);
       }
+      this.replyBuilt = undefined;
+      this.replyStubs = undefined;
       this.caller.settleReply(reply[0], ok, outcome);
     }
   }
@@ -238,6 +244,9 @@ export class Connection {
    * What reference records in replies stand for. Made once per connection, not per reply: a
    * bundler's keepNames (on by default in wrangler) names every function made, at a cost per call.
    */
+  /** Payloads of the EXPORT records the reply being read has built, and the stubs it made (see `receiveReplies`). */
+  private replyBuilt: Set<unknown> | undefined;
+  private replyStubs: StubHolder[] | undefined;
   private readonly replyRefs: ReferenceResolver = {
     validate: (type, payload) => {
       if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
@@ -247,12 +256,14 @@ export class Connection {
       if (type === RefRecord.Export) {
         const [id, kind] = payload as [number, number];
         const entry = this.imports.receive(id, kind);
+        (this.replyBuilt ??= new Set()).add(payload);
         // One stub per import: the same remote object arriving twice is the same stub, unless
         // that stub was disposed (the import lives on through a dup()): then a new holder.
         const known = entry.stub?.deref();
         if (known && !stubHolder(known)?.disposed) return known;
         const stub = makeStub(this.caller, entry, this.imports);
         entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
+        (this.replyStubs ??= []).push(stubHolder(stub)!);
         return stub;
       }
       const entry = this.exports.get(payload as number);
@@ -321,13 +332,20 @@ export class Connection {
     if (this.ended) return;
     if (!this.releases) {
       this.releases = [];
-      microtask(() => {
-        const pairs = this.releases!;
-        this.releases = undefined;
-        if (!this.ended) this.outbox.add(FrameKind.Release, pairs.map(([i, n]) => `[${i},${n}]`).join(","));
-      });
+      microtask(() => this.flushReleases());
     }
     this.releases.push([id, count]);
+  }
+
+  /**
+   * Queues the releases waiting for the end of the turn now: before a reply, so that the peer
+   * has them when the reply lets its caller go on (and pass references again, up to its limit).
+   */
+  flushReleases(): void {
+    const pairs = this.releases;
+    if (!pairs) return;
+    this.releases = undefined;
+    if (!this.ended) this.outbox.add(FrameKind.Release, pairs.map(([i, n]) => `[${i},${n}]`).join(","));
   }
 
   /**
@@ -374,13 +392,16 @@ export class Connection {
    * `why`), running calls are cancelled, queued output is dropped. The caller half and exports
    * are the owner's to settle (a client session keeps its calls for the next connection).
    */
-  /** The connection is gone. `peerMayReturn`: it was cut, not closed by the peer (see `Callee.close`). */
-  end(why: ImportEnd, peerMayReturn = false): void {
+  /**
+   * The connection is gone. `peerMayReturn`: it was cut, not closed by the peer; `peerDone`: the
+   * peer closed it for good (disposed), so nothing of its session runs on for it (see `Callee.close`).
+   */
+  end(why: ImportEnd, peerMayReturn = false, peerDone = false): void {
     if (this.ended) return;
     this.ended = true;
     this.outbox.clear();
     this.imports.lost(why);
-    this.callee.close(peerMayReturn);
+    this.callee.close(peerMayReturn, peerDone);
   }
 }
 

@@ -212,6 +212,7 @@ export function connectionFor(
   const label = labelOf(target);
   const env = (target as { env?: unknown }).env;
   const ctx = (target as { ctx?: unknown }).ctx;
+  const forbidden = options.policy.trusted ? undefined : platformIdentities(target);
   conn = new Connection(channel, {
     limits,
     key: channel,
@@ -247,9 +248,11 @@ export function connectionFor(
         system: hooks?.system,
         records: hooks?.records,
         ownsSession: !(channel as { http?: boolean }).http,
-        forbidden: options.policy.trusted ? undefined : platformIdentities(target),
+        forbidden,
         requireSchemas: options.requireSchemas ? (name) => unschematised(name, label) : undefined,
-        isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx)),
+        // Never stepped into, by a chain or a pipelined path: the object, its env and ctx, and
+        // what they hold (the same set a result may not carry).
+        isPlatformState: (v) => v === target || (v !== undefined && (v === env || v === ctx || (forbidden?.has(v as object) ?? false))),
         onNotificationError: (error) => console.warn(`dorpc: a notification sent to ${label} failed: ${describe(error)}`),
       }),
     answerPings: true,
@@ -303,6 +306,7 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
   conn.end(
     { code: "REFERENCE_LOST", message: `The client disconnected (code ${code}); its references ended with its connection.` },
     peerMayReturn,
+    code === CloseCode.Normal || code === CloseCode.GoingAway,
   );
   conn.caller.failAll(
     new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),

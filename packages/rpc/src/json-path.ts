@@ -182,15 +182,16 @@ export class JsonSnapshot {
       }
       return out;
     } catch (error) {
-      if (key === undefined) {
-        // A getter threw inside the spread, which runs symbol-keyed ones too. Symbol keys are
-        // dropped and the record writer never reads them: the value goes that way (as it does
-        // wherever a value the JSON path cannot carry sits before it), and that writer names a
-        // string-keyed getter that throws.
+      if (key === undefined && !hasStringGetter(v)) {
+        // A symbol-keyed getter threw inside the spread (it has no other getter): symbol keys
+        // are dropped, and the record writer never reads them. The value goes that way, as it
+        // does wherever a value the JSON path cannot carry sits before it. (With string-keyed
+        // getters too, those already ran: they are not run again, and the value is refused.)
         this.json = false;
         return v;
       }
-      throw this.failed(error, keySegment(key));
+      const at = key ?? onlyGetter(v);
+      throw this.failed(error, at === undefined ? undefined : keySegment(at));
     }
   }
 
@@ -222,6 +223,37 @@ export class JsonSnapshot {
     if (segment !== undefined) failure.segments.push(segment);
     return failure;
   }
+}
+
+/** Whether `v` has an enumerable own getter under a string key (what the record writer reads). */
+function hasStringGetter(v: object): boolean {
+  try {
+    for (const key of objectKeys(v)) if (Object.getOwnPropertyDescriptor(v, key)?.get !== undefined) return true;
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The spread of `v` threw: the key of its one enumerable getter, which must have thrown (read
+ * without running any getter), or `undefined` when it has several, its one getter is
+ * symbol-keyed, or it is a Proxy that throws (the path then names the object).
+ */
+function onlyGetter(v: object): string | undefined {
+  let found: string | symbol | undefined;
+  try {
+    // The spread runs enumerable getters of symbol keys too.
+    for (const key of Reflect.ownKeys(v)) {
+      const d = Object.getOwnPropertyDescriptor(v, key);
+      if (d?.get === undefined || !d.enumerable) continue;
+      if (found !== undefined) return undefined;
+      found = key;
+    }
+  } catch {
+    return undefined;
+  }
+  return typeof found === "symbol" ? undefined : found;
 }
 
 /** True for a number JSON carries exactly: finite and not -0. */

@@ -79,6 +79,11 @@ export class OutgoingCall {
   sentOn: Connection | undefined;
   /** Sent on a connection that was lost, and queued to go again (it may have run). */
   sentBefore = false;
+  /**
+   * The stub it is made on, held until it leaves: a stub nobody else holds any more must not be
+   * collected (and released) while a call on it waits in the queue.
+   */
+  onStub: object | undefined = undefined;
   /** Timeout deadline (ms since epoch), or 0. */
   deadline = 0;
   /** Its own timeout timer, over HTTP requests (call-timeouts.ts `timerPerCall`). */

@@ -69,6 +69,8 @@ export interface StubHolder extends Marked {
   readonly entry: ImportEntry;
   readonly imports: ImportTable;
   disposed: boolean;
+  /** Released by dorpc when the call that passed it ended (an argument not kept with `dup()`). */
+  callEnded?: boolean;
   /** Its `[Symbol.dispose]`, made when first read (not per stub: most are never disposed by hand). */
   disposer?: () => void;
 }
@@ -355,7 +357,12 @@ function disposerOf(holder: StubHolder): () => void {
 
 function dupStub(holder: StubHolder): object {
   const ended = holder.disposed
-    ? { code: "RELEASED" as const, message: "This stub was disposed; dup() it before disposing." }
+    ? {
+        code: "RELEASED" as const,
+        message: holder.callEnded
+          ? "This stub was released when the call that passed it ended: dup() it during that call to keep it."
+          : "This stub was disposed; dup() it before disposing.",
+      }
     : holder.entry.ended;
   if (ended) throw new RpcError(ended.code, ended.message);
   return makeStub(holder.maker, holder.entry, holder.imports);
@@ -376,7 +383,14 @@ export function releaseHolder(holder: StubHolder): void {
 
 /** Why a call on this stub cannot be made, or `undefined` if it can. */
 export function stubEnded(holder: StubHolder): RpcError | undefined {
-  if (holder.disposed) return new RpcError("RELEASED", `This stub was disposed; the call was not sent to ${holder.maker.label}.`);
+  if (holder.disposed) {
+    return new RpcError(
+      "RELEASED",
+      holder.callEnded
+        ? `This stub was released when the call that passed it ended (dup() it during that call to keep it); the call was not sent to ${holder.maker.label}.`
+        : `This stub was disposed; the call was not sent to ${holder.maker.label}.`,
+    );
+  }
   const ended = holder.entry.ended;
   return ended ? new RpcError(ended.code, ended.message) : undefined;
 }

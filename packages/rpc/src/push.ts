@@ -18,7 +18,7 @@ import { CallFlags, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type WireFrame, writeFrame } from "./frame.js";
 import { rootProxy } from "./proxy.js";
-import { readAttachment, socketsOf } from "./socket-state.js";
+import { isRpcSocket, readAttachment, socketsOf } from "./socket-state.js";
 import type { Params, PublicKeys, Remote, Sendable } from "./types.js";
 
 /** A connected client as `clients({ where })` sees it. */
@@ -159,6 +159,8 @@ export function notification(
 export function deliver(ws: WebSocket, json: string, blobs: readonly Uint8Array[], frame: WireFrame | undefined): WireFrame | undefined {
   if (ws.readyState !== OPEN) return frame;
   const conn = existingConnection(ws);
+  // Calls to this client made before this push, still waiting for the end of the turn, go first.
+  if (conn?.caller.queued) conn.caller.flush();
   if (conn && !conn.outbox.idle) {
     conn.outbox.add(FrameKind.Calls, json, blobs);
     return frame;
@@ -185,6 +187,12 @@ export function clientStub<C>(
   const ws = socketOf(ref, "client()");
   if (ws === undefined) {
     throw new RpcError("NOT_CALLABLE", "This caller came over HTTP batch: it has no connection, so the object cannot call it back.");
+  }
+  if (!isRpcSocket(target, ws)) {
+    throw new RpcError(
+      "BAD_OPTION",
+      "client(): this socket was not accepted by dorpc (one of the object's own sockets): it speaks the object's own protocol, not dorpc's.",
+    );
   }
   // The same hooks as the socket's messages get: the connection made here may be the one they use.
   const conn = connectionFor(ws, target, options, hooks);

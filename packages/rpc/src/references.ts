@@ -176,6 +176,21 @@ export class ImportTable {
     return entry;
   }
 
+  /**
+   * An EXPORT record of `id` this end will never use (its call or reply was given up): counted
+   * and released at once. Makes no entry, so it works at `maxImports` too.
+   */
+  giveBack(id: number): void {
+    const entry = this.byId.get(id);
+    if (!entry) {
+      this.sendRelease(id, 1);
+      return;
+    }
+    entry.received++;
+    // Held by a stub already: counted, and released with it; else released now.
+    if (entry.holders === 0) this.release(entry, { code: "RELEASED", message: "Released: its call was given up." });
+  }
+
   /** The last holder of `entry` let go: tell the peer and forget it. */
   release(entry: ImportEntry, why: ImportEnd): void {
     if (entry.ended) return;
@@ -250,18 +265,20 @@ export function releaseUnread(imports: ImportTable, chain: unknown): void {
   for (const step of chain) if (Array.isArray(step) && step[0] === ValueTag.Records) releaseExports(imports, step[1]);
 }
 
-function releaseExports(imports: ImportTable, table: unknown): void {
+/**
+ * Gives back what the EXPORT records of `table` hand out (see `ImportTable.giveBack`), except
+ * the records in `built` (their payloads): a table whose build failed part-way already counted
+ * those, and their stubs are released with whatever holds them.
+ */
+export function releaseExports(imports: ImportTable, table: unknown, built?: ReadonlySet<unknown>): void {
   if (!Array.isArray(table)) return;
   for (const record of table as unknown[]) {
-    if (!Array.isArray(record) || record[0] !== RefRecord.Export) continue;
+    if (!Array.isArray(record) || record[0] !== RefRecord.Export || built?.has(record[1])) continue;
     try {
       checkReference(RefRecord.Export, record[1]);
-      const [id, kind] = record[1] as [number, number];
-      const entry = imports.receive(id, kind);
-      // Held by a stub already: counted, and released with it; else released now.
-      if (entry.holders === 0) imports.release(entry, { code: "RELEASED", message: "Released: its call was given up." });
     } catch {
-      // not a reference that can be counted: nothing to release
+      continue; // not a reference that can be counted: nothing to release
     }
+    imports.giveBack((record[1] as [number, number])[0]);
   }
 }

@@ -311,16 +311,17 @@ export class ServerCallee extends Callee {
     super.cancel(ids);
   }
 
-  override close(peerMayReturn = false): void {
+  override close(peerMayReturn = false, peerDone = false): void {
     this.held = [];
     this.active = undefined;
     this.gates = undefined;
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
     super.close(peerMayReturn);
-    // The client closed (it does not come back for its calls): what still runs for it from an
-    // earlier connection that was cut is cancelled too.
+    // The client closed for good (disposed: 1000, 1001): what still runs for it from an earlier
+    // connection that was cut is cancelled too. (It closes with 1008/1009 when it refused a
+    // frame, and comes back to resend.)
     const session = this.conn.session;
-    if (!peerMayReturn && session && this.server.ownsSession) this.server.records?.cancel(session);
+    if (peerDone && session && this.server.ownsSession) this.server.records?.cancel(session);
   }
 }
 

@@ -229,13 +229,15 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       const result: SubscribeResult = { seq: latest };
       if (since !== undefined && since !== null && since !== latest) {
         const missed = (since as number) < latest ? log.after(name, since as number) : undefined;
-        // A connection is replayed at most `keep` events of a topic (while the object stays in
-        // memory): subscribe/unsubscribe pairs cannot make one frame replay the log again and
-        // again. Past that the subscriber resyncs.
+        // Events replayed to this connection before are counted: it is replayed again at most
+        // `keep` of them (while the object stays in memory), so subscribe/unsubscribe pairs
+        // cannot make one frame replay the log again and again. Past that, it resyncs. A
+        // resubscription from the cursor it reached costs nothing.
         const replayed = replays(ws);
-        const used = replayed.get(name) ?? 0;
-        if (missed && used + missed.length <= options.keep) {
-          replayed.set(name, used + missed.length);
+        const before = replayed.get(name) ?? { high: 0, again: 0 };
+        const again = before.again + Math.max(0, Math.min(before.high, latest) - (since as number));
+        if (missed && again <= options.keep) {
+          replayed.set(name, { high: Math.max(before.high, latest), again });
           replay(ws, missed);
         } else result.resync = { oldest: log.oldest(name) };
       }
@@ -251,10 +253,10 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
   };
 }
 
-/** Events replayed to each socket, per topic (see `subscribe`). */
-const replayedTo = new WeakMap<WebSocket, Map<string, number>>();
+/** Per socket and topic: the newest event replayed to it, and how many were replayed again. */
+const replayedTo = new WeakMap<WebSocket, Map<string, { high: number; again: number }>>();
 
-function replays(ws: WebSocket): Map<string, number> {
+function replays(ws: WebSocket): Map<string, { high: number; again: number }> {
   let out = replayedTo.get(ws);
   if (!out) replayedTo.set(ws, (out = new Map()));
   return out;

@@ -90,7 +90,9 @@ export function dropConnection(client: TestClient<unknown>, options: DropOptions
     const state = rpcConnection(client).state;
     throw new TestingError(
       "NOT_CONNECTED",
-      `dropConnection: ${record.binding}/${record.instance} has no open connection to drop (state "${state}"). A client connects on its first call; await rpcConnection(client).waitForOpen() to connect it.`,
+      state === "disposed"
+        ? `dropConnection: the client of ${record.binding}/${record.instance} was disposed; it has no connection to drop. Make a new client.`
+        : `dropConnection: ${record.binding}/${record.instance} has no open connection to drop (state "${state}"). A client connects on its first call; await rpcConnection(client).waitForOpen() to connect it.`,
     );
   }
 }
@@ -132,7 +134,8 @@ export function waitForState(client: TestClient<unknown>, state: ConnectionState
   if (!STATES.includes(state)) {
     return Promise.reject(new TestingError("BAD_OPTION", `Unknown connection state ${describe(state)}; one of: ${STATES.join(", ")}.`));
   }
-  const timeout = options.timeout ?? 5_000;
+  // Below a test's default 5 s timeout, so this error (with the states seen) is what fails the test.
+  const timeout = options.timeout ?? 4_000;
   if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout) || timeout > MAX_TIMER_MS) {
     return Promise.reject(
       new TestingError("BAD_OPTION", `options.timeout must be a positive number of ms up to ${MAX_TIMER_MS}, got ${describe(timeout)}.`),

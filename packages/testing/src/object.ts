@@ -54,19 +54,33 @@ export async function evictObject(client: TestClient<unknown>, options: EvictOpt
   }
   const open = record.transport.current();
   const closed = webSockets === "close" && open ? whenClosed(open.socket!) : undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await evictDurableObject(stubOf(record), { webSockets });
+    // The runtime waits (about 30 s, past a test's timeout) while the object holds active
+    // references, such as sockets accepted without the hibernation API (`hibernation: false`).
+    await Promise.race([
+      evictDurableObject(stubOf(record), { webSockets }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the runtime did not evict it within ${EVICT_WAIT_MS} ms`)), EVICT_WAIT_MS);
+      }),
+    ]);
   } catch (error) {
+    const message = String((error as Error)?.message ?? error);
     throw new TestingError(
       "RUNTIME",
-      `Could not evict ${label(record)}: ${String((error as Error)?.message ?? error)} (an object that is not running cannot be evicted: make a call first).`,
+      `Could not evict ${label(record)}: ${message}. The runtime refuses an object that is not running (make a call first) and waits while it holds active references, such as sockets of an object served with hibernation: false (close its clients first: they cannot hibernate).`,
       { cause: error },
     );
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
   }
   // The transport reports the close to the client from the same event; waiting for it here
   // means the test's next call cannot race the old connection.
   await closed;
 }
+
+/** How long `evictObject` waits for the runtime: below a test's default 5 s timeout. */
+const EVICT_WAIT_MS = 3_000;
 
 /** Resolves when `socket` fires "close" (immediately when it is already closed). */
 function whenClosed(socket: WebSocket): Promise<void> {
@@ -125,5 +139,11 @@ export function readStorage(client: TestClient<unknown>, key?: string): Promise<
  * Resolves `true` if an alarm ran. The `runDurableObjectAlarm` of `cloudflare:test`.
  */
 export function runAlarm(client: TestClient<unknown>): Promise<boolean> {
-  return runDurableObjectAlarm(stubOf(recordOf(client, "runAlarm")));
+  let record: TestClientRecord;
+  try {
+    record = recordOf(client, "runAlarm");
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return runDurableObjectAlarm(stubOf(record));
 }
