@@ -82,6 +82,7 @@ describe("what the smallest page bundles", () => {
       "caller.js",
       "chain.js",
       "client-schemas.js", // the validate option is checked when the client is made
+      "client-url.js", // the connect URL, checked as the router reads it
       "client.js",
       "close-reasons.js", // DISCONNECTED says what the close code means
       "codec.js",

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createRpcClient, httpTransport, rpcConnection, RpcError, withCallOptions } from "../../packages/rpc/src/index.js";
-import { connectUrl } from "../../packages/rpc/src/client.js";
+import { connectUrl } from "../../packages/rpc/src/client-url.js";
 import { currentCall } from "../../packages/rpc/src/current-call.js";
 import { rootProxy } from "../../packages/rpc/src/proxy.js";
 import { pairWith } from "../support/paired-transport.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { connectUrl, getRpcSession, rpcConnection } from "../../packages/rpc/src/client.js";
+import { getRpcSession, rpcConnection } from "../../packages/rpc/src/client.js";
+import { connectUrl } from "../../packages/rpc/src/client-url.js";
 import {
   createRpcClient,
   httpTransport,

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { createRpcClient, withCallOptions } from "../../packages/rpc/src/index.js";
-import { connectUrl, getRpcSession } from "../../packages/rpc/src/client.js";
+import { getRpcSession } from "../../packages/rpc/src/client.js";
+import { connectUrl } from "../../packages/rpc/src/client-url.js";
 import { pairWith } from "../support/paired-transport.js";
 import { rawServer, rejectionOf, settle } from "./helpers.js";
 

@@ -17,13 +17,15 @@
  * Internal module.
  */
 import { type AccessPolicy, isPlainData } from "./access.js";
+import { buildArgs } from "./chain.js";
+import type { DecodeContext } from "./codec.js";
 import type { Connection } from "./connection.js";
 import type { ReferenceResolver } from "./decoder.js";
 import { isWireId, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { Incoming } from "./incoming-call.js";
 import { type DataGuard, makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
-import { checkReference } from "./references.js";
+import { checkReference, releaseExports } from "./references.js";
 import { refuse } from "./refusals.js";
 import { RpcTarget } from "./rpc-target.js";
 
@@ -128,6 +130,26 @@ function heldForbidden(value: unknown, forbidden: ReadonlyMap<object, string>): 
     else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
   }
   return undefined;
+}
+
+/** Builds `call`'s record-table arguments, resolving the references they carry (see `ArgumentRefs`). */
+export function buildArguments(conn: Connection, call: Incoming, pipeline: PipelineConfig): void {
+  if (!call.steps.some((s) => typeof s !== "string" && s.table !== undefined)) return;
+  const ctx: DecodeContext = { ...call.ctx, budget: { nodes: Number.MAX_SAFE_INTEGER } };
+  const refs = new ArgumentRefs(conn, call, pipeline);
+  ctx.refs = refs;
+  try {
+    buildArgs(call.steps, ctx);
+  } catch (error) {
+    // The first table still there failed part-way: what it did not build yet is given back now
+    // (what it built is borrowed, released with the call; later tables, as unbuilt).
+    const failed = call.steps.find((s) => typeof s !== "string" && s.table !== undefined) as { table: unknown } | undefined;
+    if (failed) {
+      releaseExports(conn.imports, failed.table, refs.built);
+      failed.table = undefined;
+    }
+    throw error;
+  }
 }
 
 /**

@@ -23,9 +23,9 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { buildArgs, type ChainEnv, type Cursor, type RootRule, runSteps } from "./chain.js";
+import { type ChainEnv, type Cursor, type RootRule, runSteps } from "./chain.js";
 import { ownError, refuse } from "./refusals.js";
-import { type DecodeContext, decodeContext } from "./codec.js";
+import { decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
 import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, referencesEnded, writeReply } from "./replies.js";
 import type { Connection } from "./connection.js";
@@ -34,8 +34,8 @@ import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./inc
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
-import { ArgumentRefs, type FrameState, frameReferences, type PipelineConfig, referResult } from "./callee-references.js";
-import { releaseExports, releaseUnbuilt, releaseUnread } from "./references.js";
+import { buildArguments, type FrameState, frameReferences, type PipelineConfig, referResult } from "./callee-references.js";
+import { releaseUnbuilt, releaseUnread } from "./references.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -253,7 +253,7 @@ export class Callee {
     let value: unknown;
     try {
       cursor = this.startingPoint(call);
-      this.buildArguments(call);
+      buildArguments(this.conn, call, this.pipeline);
       this.entering(call);
       value = runSteps(cursor, call.steps, 0, this.env, this.enter, this.leave, call);
     } catch (error) {
@@ -292,26 +292,6 @@ export class Callee {
     }
     const dep = call.deps![0]!;
     return cursorAt((dep.outcome as { value: unknown }).value, "value", requireSchemas);
-  }
-
-  /** Builds record-table arguments, resolving the references they carry. */
-  private buildArguments(call: Incoming): void {
-    if (!call.steps.some((s) => typeof s !== "string" && s.table !== undefined)) return;
-    const ctx: DecodeContext = { ...call.ctx, budget: { nodes: Number.MAX_SAFE_INTEGER } };
-    const refs = new ArgumentRefs(this.conn, call, this.pipeline);
-    ctx.refs = refs;
-    try {
-      buildArgs(call.steps, ctx);
-    } catch (error) {
-      // The first table still there failed part-way: what it did not build yet is given back now
-      // (what it built is borrowed, released with the call; later tables, as unbuilt).
-      const failed = call.steps.find((s) => typeof s !== "string" && s.table !== undefined) as { table: unknown } | undefined;
-      if (failed) {
-        releaseExports(this.conn.imports, failed.table, refs.built);
-        failed.table = undefined;
-      }
-      throw error;
-    }
   }
 
   /** A call ended: release what it borrowed, keep its outcome for dependents, reply. */

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_POLICY } from "./access.js";
 import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
+import { checkPrefix, connectUrl, DEFAULT_PREFIX, DOT_SEGMENT } from "./client-url.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import type { CallOptions } from "./call-options.js";
@@ -119,14 +120,10 @@ function numericOptions<T extends object>(
   return out as Required<T>;
 }
 
-const DEFAULT_PREFIX = "/__rpc";
 const DEFAULT_TIMEOUT = 30_000;
 
 /** Symbol-keyed handle on the session behind a client; see {@link getRpcSession}. */
 const SESSION = Symbol("dorpc.session");
-
-/** A path segment URLs resolve away ("." and "..", in any case of their %2E spelling as well). */
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 
 /**
  * A typed client for the Durable Object `instance` of the namespace bound as `binding`.
@@ -265,82 +262,6 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     () => session.dispose(),
     (key) => (key === SESSION ? session : undefined),
   ) as RpcClient<T>;
-}
-
-/** `value` percent-encoded as one path segment; a string that is not well-formed UTF-16 (a lone surrogate) cannot be. */
-function segment(what: string, value: string): string {
-  try {
-    return encodeURIComponent(value);
-  } catch {
-    throw new RpcError(
-      "BAD_OPTION",
-      `${what} ${JSON.stringify(value)} holds a lone surrogate (not well-formed Unicode), so it cannot be a URL path segment.`,
-    );
-  }
-}
-
-/** The connect URL for a client: `${baseUrl}${prefix}/${binding}/${instance}` over ws(s). */
-export function connectUrl(binding: string, instance: string, options: Pick<RpcClientOptions, "baseUrl" | "prefix" | "query">): string {
-  const given: unknown = options.baseUrl;
-  const base = given instanceof URL ? given.href : (given ?? (globalThis as { location?: { origin?: string } }).location?.origin);
-  if (base !== undefined && typeof base !== "string") {
-    throw new RpcError("BAD_OPTION", `baseUrl must be a string (or a URL), got ${base === null ? "null" : typeof base}.`);
-  }
-  if (base === undefined || base === "") {
-    throw new RpcError("BAD_OPTION", 'baseUrl is required outside browsers, e.g. { baseUrl: "http://127.0.0.1:8787" }.');
-  }
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new RpcError("BAD_OPTION", `baseUrl ${JSON.stringify(base)} is not a valid URL.`);
-  }
-  const scheme = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" }[url.protocol];
-  if (!scheme) throw new RpcError("BAD_OPTION", `baseUrl must be http(s) or ws(s), got ${JSON.stringify(url.protocol)}.`);
-  const prefix = checkPrefix(options.prefix ?? DEFAULT_PREFIX);
-  const path = `${url.pathname.replace(/\/$/, "")}${prefix}/${segment("binding", binding)}/${segment("instance", instance)}`;
-  const query = options.query ? `?${queryString(options.query)}` : "";
-  return `${scheme}//${url.host}${path}${query}`;
-}
-
-/** What routeDORequest accepts in a prefix segment (routing's compilePrefix): the rest could only misroute. */
-const PREFIX_SEGMENT = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/;
-
-function checkPrefix(prefix: unknown): string {
-  if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
-    throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
-  }
-  for (const part of prefix.slice(1).split("/")) {
-    if (part === "." || part === ".." || !PREFIX_SEGMENT.test(part)) {
-      throw new RpcError(
-        "BAD_OPTION",
-        `prefix ${JSON.stringify(prefix)} has the segment ${JSON.stringify(part)}; segments must be non-empty, not "." or "..", and use only letters, digits and - . _ ~ ! $ & ' ( ) * + , ; = : @ (as routeDORequest's prefix).`,
-      );
-    }
-  }
-  return prefix;
-}
-
-/** `query` as a URL query: a record (or pairs) of strings; anything else is refused, naming it. */
-function queryString(query: unknown): string {
-  if (typeof query === "string" || query instanceof URLSearchParams) return new URLSearchParams(query).toString();
-  const pairs =
-    typeof query === "object" && query !== null
-      ? Symbol.iterator in query
-        ? [...(query as Iterable<unknown>)] // pairs, or a Map
-        : Object.entries(query)
-      : undefined;
-  if (!pairs) throw new RpcError("BAD_OPTION", `query must be an object of strings, got ${typeof query}.`);
-  for (const pair of pairs) {
-    const [key, value] = Array.isArray(pair) ? pair : [];
-    if (typeof value !== "string") {
-      throw new RpcError(
-        "BAD_OPTION",
-        `query.${String(key)} must be a string, got ${value === null ? "null" : typeof value}: a value not set yet would be sent as "${String(value)}".`,
-      );
-    }
-  }
-  return new URLSearchParams(pairs as [string, string][]).toString();
 }
 
 /** Whether `fn` is a class (its source starts with `class`): it cannot be called, only its instances used. */
