@@ -28,6 +28,7 @@ export {
   SubclassWithStatic,
 } from "./compose-own-objects.js";
 export { ClientWorker } from "./worker-clients.js";
+export { HttpE2e, HttpWorker } from "./http-objects.js";
 
 function withHeader(request: Request): Request {
   const headers = new Headers(request.headers);

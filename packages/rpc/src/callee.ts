@@ -84,6 +84,8 @@ export class Callee {
    */
   private readonly frame: FrameState = { byId: undefined, deps: undefined };
   private readonly frameRefs: ReferenceResolver;
+  /** Replies waiting for their Blob bytes, by call id: how to drop each (see `droppable`). */
+  private replyWaits: Map<number, () => void> | undefined;
   /** The exports the reply being written hands out (see `complete`). */
   private exported: number[] | undefined;
   /** The reply being written holds a reference of either end (an export, or a stub sent back). */
@@ -333,11 +335,17 @@ export class Callee {
       // to a resend on the next one: the record keeps why instead.
       if (call.recorded) this.record(call, referred ? referencesEnded(call.id, this.config.label) : reply);
       if (sending) {
-        // Calls the method made before it answered (not awaited) leave before its reply, and so do
-        // references given back so far.
+        // Calls the method made before it answered (not awaited) leave before its reply (unless
+        // one waits for the result of a call sent earlier: protocol.md), and so do references
+        // given back so far.
         if (this.conn.caller.queued) this.conn.caller.flush();
         this.conn.flushReleases();
-        this.conn.outbox.add(FrameKind.Replies, reply.json, reply.blobs, reply.ready);
+        this.conn.outbox.add(
+          FrameKind.Replies,
+          reply.json,
+          reply.blobs,
+          reply.ready && this.droppable(call.id, reply.ready, reply.replaced ? undefined : exported),
+        );
       }
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
@@ -357,9 +365,36 @@ export class Callee {
   // Cancelling and closing
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * `ready` of a reply waiting for its Blob bytes, settling `null` (dropped) if the caller cancels
+   * the call first: a result Blob that never reads must not hold back the replies after it. What
+   * the dropped reply handed out by reference (`exported`, counted as sent) is given back.
+   */
+  private droppable(
+    id: number,
+    ready: Promise<string | undefined>,
+    exported: readonly number[] | undefined,
+  ): Promise<string | null | undefined> {
+    return new Promise((resolve) => {
+      (this.replyWaits ??= new Map()).set(id, () => {
+        if (exported) for (const exportId of exported) this.conn.exports.release(exportId, 1);
+        resolve(null);
+      });
+      ready.then((value) => {
+        this.replyWaits?.delete(id);
+        resolve(value);
+      });
+    });
+  }
+
   /** The caller gave up on these calls: abort their signals. */
   cancel(ids: readonly number[]): void {
     for (const id of ids) {
+      const waiting = this.replyWaits?.get(id);
+      if (waiting) {
+        this.replyWaits!.delete(id);
+        waiting();
+      }
       const call = this.running.get(id);
       if (!call) continue;
       this.running.delete(id);

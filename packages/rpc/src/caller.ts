@@ -77,6 +77,8 @@ export class Caller implements CallMaker {
   /** Calls not yet handed to a connection, in order. */
   private queue: OutgoingCall[] = [];
   private flushScheduled = false;
+  /** The backpressure retry (see `retryWhenDrained`). */
+  private drainTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly flushBound = () => this.flush();
   private readonly flushNext = () => microtask(this.flushBound);
   /** Numbers the frames calls are put in (`OutgoingCall.frame`): a call's deps must share its frame. */
@@ -221,10 +223,7 @@ export class Caller implements CallMaker {
       return;
     }
     if (this.options.congested?.()) {
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setTimeout(this.flushBound, 5);
-      }
+      this.retryWhenDrained();
       return;
     }
     const queue = this.queue;
@@ -245,6 +244,8 @@ export class Caller implements CallMaker {
           outbox.flush();
           frameHasBlobs = false;
           frame = ++this.frameCount;
+          // Backpressure between frames too: the rest waits while the socket is full.
+          if (this.options.congested?.()) break;
         }
         if (call.deferred || (call.deps && !depsInFrame(call, frame))) {
           if (!call.deps!.every((d) => d.settled)) {
@@ -287,6 +288,16 @@ export class Caller implements CallMaker {
     } finally {
       outbox.release();
     }
+    if (this.queue.length && this.options.congested?.()) this.retryWhenDrained();
+  }
+
+  /** Under backpressure: one timer (whoever else flushes meanwhile) tries again shortly. */
+  private retryWhenDrained(): void {
+    if (this.drainTimer !== undefined) return;
+    this.drainTimer = setTimeout(() => {
+      this.drainTimer = undefined;
+      this.flush();
+    }, 5);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -345,32 +356,47 @@ export class Caller implements CallMaker {
 
   /** Puts `call` in the outbox's current frame (number `frame`) on `conn`. */
   private put(call: OutgoingCall, conn: Connection, frame: number): void {
-    if (call.ready) {
-      conn.outbox.add(
-        FrameKind.Calls,
-        envelope(call),
-        call.blobs,
-        call.ready.then(
-          () => undefined,
-          (error: unknown) => {
-            // A Blob could not be read: the call fails, its envelope is dropped, and what it
-            // handed out by reference never reached the peer (counted as sent below).
-            // (After a cut the call was put back to be resent and its references pinned again:
-            // `finish` unpins them then.)
-            if (call.sentOn === conn && call.exports) {
-              for (const id of call.exports) this.options.exports.release(id, 1);
-              call.exports = undefined;
-            }
-            this.finish(call, false, error);
-            return null;
-          },
-        ),
-      );
-    } else conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs);
+    if (call.ready) conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs, this.whenReady(call, conn));
+    else conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs);
     call.sentOn = conn;
     call.onStub = undefined;
     if (call.exports) this.options.exports.sent(call.exports);
     call.frame = frame;
+  }
+
+  /**
+   * What the outbox waits for before it sends `call`, whose Blob bytes are being read: `undefined`
+   * once they are; `null` (the envelope is dropped) when they cannot be read (the call fails with
+   * that error, and so do the calls pipelining on it) or when the call settled first (timed out,
+   * aborted: it must not hold back the calls after it). A dropped envelope never reached the peer:
+   * what it handed out by reference is given back here (after a cut it was put back to be resent
+   * and pinned again: `finish` unpins it then).
+   */
+  private whenReady(call: OutgoingCall, conn: Connection): Promise<null | undefined> {
+    return new Promise((resolve) => {
+      let decided = false;
+      const drop = (): void => {
+        if (decided) return;
+        decided = true;
+        if (call.sentOn === conn && call.exports) {
+          for (const id of call.exports) this.options.exports.release(id, 1);
+          call.exports = undefined;
+        }
+        resolve(null);
+      };
+      call.ready!.then(
+        () => {
+          if (decided) return;
+          decided = true;
+          resolve(undefined);
+        },
+        (error: unknown) => {
+          drop();
+          this.fail(call, error);
+        },
+      );
+      call.whenSettled(drop);
+    });
   }
 
   /** A call that could not be encoded: the reads of lazy paths it made for it are not sent. */
@@ -440,5 +466,7 @@ export class Caller implements CallMaker {
   /** Clears every timer (the owner is being disposed). */
   stopTimers(): void {
     this.timeouts.stop();
+    if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
   }
 }

@@ -329,10 +329,18 @@ export function rpcConnection(client: object): RpcConnection {
 export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions): Promise<V> {
   const info = proxyInfo(chain);
   if (info?.kind !== "path") return Promise.reject(new RpcError("BAD_OPTION", "withCallOptions needs a chain made on a dorpc client."));
+  // A refused option fails the call too when it is one made on the chain (it has not left yet):
+  // the caller sees a failure, so it must not run.
+  const refuse = (message: string): Promise<V> => {
+    const error = new RpcError("BAD_OPTION", message);
+    if (info.base.kind === "call" && info.path.length === 0) {
+      info.base.call.observed = true;
+      info.maker.configure(info.base.call, { signal: AbortSignal.abort(error) });
+    }
+    return Promise.reject(error);
+  };
   if (typeof options !== "object" || options === null) {
-    return Promise.reject(
-      new RpcError("BAD_OPTION", `withCallOptions needs an options object, got ${options === null ? "null" : typeof options}.`),
-    );
+    return refuse(`withCallOptions needs an options object, got ${options === null ? "null" : typeof options}.`);
   }
   const { signal } = options;
   if (
@@ -343,12 +351,10 @@ export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions):
       typeof signal.removeEventListener !== "function" ||
       typeof signal.aborted !== "boolean")
   ) {
-    return Promise.reject(
-      new RpcError("BAD_OPTION", "withCallOptions({ signal }) must be an AbortSignal (e.g. controller.signal, not the controller)."),
-    );
+    return refuse("withCallOptions({ signal }) must be an AbortSignal (e.g. controller.signal, not the controller).");
   }
   const tooLong = typeof options?.timeout === "number" ? timerTooLong("withCallOptions({ timeout })", options.timeout) : undefined;
-  if (tooLong) return Promise.reject(new RpcError("BAD_OPTION", tooLong));
+  if (tooLong) return refuse(tooLong);
   return settledValue(info, options) as Promise<V>;
 }
 

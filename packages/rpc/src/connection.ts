@@ -224,7 +224,13 @@ export class Connection {
         outcome = error;
         // Decoding failed part-way: the references it did not build yet are given back, and the
         // stubs it made for this reply (nobody will ever see them) are released now.
-        releaseExports(this.imports, reply[1] === ReplyStatus.Failed ? reply[4] : reply[2], this.replyBuilt);
+        const table =
+          reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw
+            ? reply[2]
+            : reply[1] === ReplyStatus.Failed && reply[2] !== "INVALID_ARGUMENT"
+              ? reply[4]
+              : undefined;
+        releaseExports(this.imports, table, this.replyBuilt);
         if (this.replyStubs) for (const holder of this.replyStubs) releaseHolder(holder);
       }
       this.replyBuilt = undefined;

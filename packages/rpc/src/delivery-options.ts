@@ -36,16 +36,19 @@ export interface ResolvedDelivery {
 export function resolveDelivery(given: DeliveryOptions | boolean | undefined): ResolvedDelivery | undefined {
   if (given === false) return undefined;
   const options = given === true || given === undefined ? {} : given;
-  if (typeof options !== "object" || options === null) throw new RpcError("BAD_OPTION", "exactlyOnce must be true, false or an object.");
+  if (typeof options !== "object" || options === null || ![Object.prototype, null].includes(Object.getPrototypeOf(options))) {
+    throw new RpcError("BAD_OPTION", "exactlyOnce must be true, false or a plain object of options.");
+  }
   for (const key of Object.keys(options)) {
     if (!["window", "maxAge", "maxResultBytes", "flushAfter"].includes(key)) {
       throw new RpcError("BAD_OPTION", `Unknown exactlyOnce option "${key}"; known: window, maxAge, maxResultBytes, flushAfter.`);
     }
   }
-  const window = options.window ?? 4096;
-  const maxAge = options.maxAge ?? 24 * 3_600_000;
-  const maxResultBytes = options.maxResultBytes ?? 128 * 1024;
-  const flushAfter = options.flushAfter ?? 10;
+  // `undefined` keeps a default; anything else (null included) is checked below.
+  const window = options.window === undefined ? 4096 : options.window;
+  const maxAge = options.maxAge === undefined ? 24 * 3_600_000 : options.maxAge;
+  const maxResultBytes = options.maxResultBytes === undefined ? 128 * 1024 : options.maxResultBytes;
+  const flushAfter = options.flushAfter === undefined ? 10 : options.flushAfter;
   for (const [name, value, min, max] of [
     ["window", window, 16, Number.MAX_SAFE_INTEGER],
     ["maxAge", maxAge, 1000, Number.MAX_SAFE_INTEGER],

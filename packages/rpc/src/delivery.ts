@@ -48,10 +48,10 @@ import { FlushSchedule } from "./delivery-schedule.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
-import { CallFlags } from "./envelopes.js";
+import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
 import { type Cancellable, RunningCalls } from "./delivery-running.js";
 import type { RpcError } from "./errors.js";
-import type { WireFrame } from "./frame.js";
+import { type WireFrame, writeFrame } from "./frame.js";
 import type { Sql } from "./sql.js";
 import type { StorageWrites } from "./storage-writes.js";
 
@@ -212,9 +212,13 @@ export class DeliveryRecord {
         ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ?", session).toArray()[0]
         : undefined;
     const known = row !== undefined && (row.last_at as number) >= now - this.options.maxAge;
-    this.touch(session, now);
+    const accepted = known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
+    // A session refused as forgotten is not written now: a later resending hello (this
+    // connection may drop before its resends are decided) must find it forgotten still. Its
+    // resends' EXPIRED answers are kept (see `decide`), and its new calls write its row.
+    if (accepted) this.touch(session, now);
     this.wipes.hello(session, resending, now, age, () => this.tablesExist());
-    return known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
+    return accepted;
   }
 
   /** Decides what an incoming call of `session` does. `record` false: the method keeps no record. */
@@ -228,9 +232,21 @@ export class DeliveryRecord {
     // resend (an HTTP request overtaken by it, then an eviction), so the record tells.
     const late = !retry && (seen === true || (seen === undefined && this.sessionAnsweredFrom(session, id)));
     if (!retry && !late) return RUN_RECORDED;
-    if (expiredSession && retry) return { kind: "refuse", error: expired(id) };
+    // Still running from an earlier connection: its answer comes when it ends.
     const running = this.running.get(session, id);
     if (running) return { kind: "wait", until: this.running.ended(running) };
+    if (expiredSession && retry) {
+      // Kept as the call's answer: a resend of it on a later connection is told the same, and
+      // never run (the session's row is written with it).
+      const error = expired(id);
+      this.save(
+        session,
+        id,
+        writeFrame(FrameKind.Replies, `[${JSON.stringify([id, ReplyStatus.Failed, error.code, error.message])}]`, []),
+        "always",
+      );
+      return { kind: "refuse", error };
+    }
     this.flush();
     if (!this.tablesExist()) return RUN_RECORDED;
     if (late) {
@@ -277,9 +293,11 @@ export class DeliveryRecord {
    * binary frame is kept as it is, not copied: the caller hands it over (server-callee.ts builds
    * one for the record alone).
    */
-  save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush = false): void {
+  save(session: string, id: number, frame: WireFrame, keep: boolean | "always", inFlush = false): void {
     const size = typeof frame === "string" ? utf8Bytes(frame, this.options.maxResultBytes) : frame.byteLength;
-    const stored = !keep || size > this.options.maxResultBytes ? NOT_KEPT : frame;
+    // "always": dorpc's own refusal, short: kept whatever maxResultBytes says (a resend is told
+    // what happened, never that the call ran).
+    const stored = !keep || (keep !== "always" && size > this.options.maxResultBytes) ? NOT_KEPT : frame;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(session, id);
@@ -389,7 +407,7 @@ export class DeliveryRecord {
    * minutes (delivery-sessions.ts), then once every `window / 4` calls.
    */
   private prune(session: string, last: number): void {
-    if (!this.memory.pruneDue(session, last, Math.max(1, this.options.window >> 2))) return;
+    if (!this.memory.pruneDue(session, last, Math.max(1, Math.floor(this.options.window / 4)))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
 }

@@ -34,6 +34,7 @@ import { type Broadcast, broadcastTo, type ClientFilter, type ClientRef, type Cl
 import {
   addLiveSocket,
   hooksFor,
+  httpFirstId,
   isRpcSocket,
   RPC_SOCKET_TAG,
   type RpcAttachment,
@@ -142,7 +143,7 @@ function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: Rep
       const ws = channel as WebSocket;
       // An HTTP batch has no socket: no attachment to keep, no subscriptions (nothing to push to).
       const http = (channel as Partial<HttpChannel>).http === true;
-      const base = http ? {} : hooksFor(channel, target);
+      const base: ChannelHooks = http ? { firstId: () => httpFirstId(target) } : hooksFor(channel, target);
       if (resolved.topics.size > 0 && !http) base.system = topicSystem(target, ws, resolved.topics);
       base.records = records;
       base.onHello = (session, resending, age) => {

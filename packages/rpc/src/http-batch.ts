@@ -196,7 +196,13 @@ function parseJsonCalls(text: string): JsonCalls {
 function jsonAnswer(frames: WireFrame[], count: number, single: true | undefined, options: ResolvedServerOptions): Response {
   const answers: unknown[] = new Array(count).fill({ error: { code: "INTERNAL", message: "No reply." } });
   for (const frame of frames) {
-    const parsed = readFrame(frame, { ...options.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER });
+    let parsed: ReturnType<typeof readFrame>;
+    try {
+      // The object's own frames: read whatever their size and blobs (each call is answered below).
+      parsed = readFrame(frame, { ...options.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER, maxBlobs: Number.MAX_SAFE_INTEGER });
+    } catch {
+      continue;
+    }
     if (!parsed || parsed.kind !== FrameKind.Replies || !Array.isArray(parsed.body)) continue;
     for (const reply of parsed.body as unknown[][]) {
       const id = reply[0] as number;
@@ -212,6 +218,17 @@ function jsonReply(reply: unknown[], blobs: readonly Uint8Array[], options: Reso
   switch (reply[1]) {
     case ReplyStatus.OkJson:
       return { result: reply[2] };
+    case ReplyStatus.OkRecords: {
+      // Plain JSON the JSON fast path left to records (a sub-object reached twice, or nesting
+      // deeper than it walks) is still plain JSON here.
+      try {
+        const value = fromRecords(reply[2], decodeContext(blobs, options.limits));
+        if (isPlainJson(value)) return { result: value };
+      } catch {
+        // references, or what the records cannot rebuild without a connection: not plain JSON
+      }
+      return notJson();
+    }
     case ReplyStatus.Failed:
       return { error: { code: reply[2], message: reply[3] } };
     case ReplyStatus.Threw: {
@@ -223,11 +240,43 @@ function jsonReply(reply: unknown[], blobs: readonly Uint8Array[], options: Reso
       }
     }
     default:
-      return {
-        error: {
-          code: "ENCODE",
-          message: "The result is not plain JSON (it holds dates, maps, bytes, references…); call it with the dorpc client instead.",
-        },
-      };
+      return notJson();
   }
+}
+
+function notJson(): { error: { code: string; message: string } } {
+  return {
+    error: {
+      code: "ENCODE",
+      message: "The result is not plain JSON (it holds dates, maps, bytes, references…); call it with the dorpc client instead.",
+    },
+  };
+}
+
+/**
+ * Whether `value` is plain JSON: null, strings, booleans, finite numbers, dense arrays and plain
+ * objects of them, at any depth, shared or not, but without cycles (iterative).
+ */
+function isPlainJson(value: unknown): boolean {
+  const stack: [unknown, boolean][] = [[value, false]];
+  const onPath = new Set<object>();
+  while (stack.length > 0) {
+    const [v, leaving] = stack.pop()!;
+    if (leaving) {
+      onPath.delete(v as object);
+      continue;
+    }
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false;
+      continue;
+    }
+    if (typeof v !== "object" || onPath.has(v)) return false;
+    const keys = Object.keys(v);
+    if (Array.isArray(v) ? keys.length !== v.length : ![Object.prototype, null].includes(Object.getPrototypeOf(v))) return false;
+    onPath.add(v);
+    stack.push([v, true]);
+    for (const key of keys) stack.push([(v as Record<string, unknown>)[key], false]);
+  }
+  return true;
 }

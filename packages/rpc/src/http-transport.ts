@@ -156,7 +156,8 @@ class HttpTransport implements RpcTransport {
     const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!response.ok) {
       const refusal = await refusalOf(response);
-      if (refusal.typed) this.failCalls(frame, refusal);
+      // dorpc refuses with a 4xx; a 5xx is a gateway or a crash whatever its body says.
+      if (refusal.typed && response.status < 500) this.failCalls(frame, refusal);
       // A crash or a gateway failing: the calls may have run, so this is a lost answer and they
       // are resent (answered from the delivery record: exactly once).
       else if (response.status >= 500) this.finish(1011, `HTTP ${response.status} from ${this.url}`);

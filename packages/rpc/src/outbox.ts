@@ -42,6 +42,16 @@ export const MAX_ENVELOPES = 256;
  */
 export const MAX_SHARED_FRAME = 64 * 1024;
 
+/**
+ * The most a frame can measure at a receiver (text: UTF-16 units; binary: bytes, its JSON as
+ * UTF-8, at most three bytes a unit) with `chars` units of envelopes and commas, `blobCount`
+ * blobs of `blobBytes` bytes in all.
+ */
+function frameSize(chars: number, blobCount: number, blobBytes: number): number {
+  // Text: mark, kind and the brackets. Binary: its fixed header, the blob table and padding.
+  return blobCount === 0 ? chars + 4 : 3 * (chars + 2) + 12 + 4 * blobCount + 8 + blobBytes;
+}
+
 export class Outbox {
   /** Envelopes queued: one is kept in the three fields below; two or more are all in the arrays. */
   private count = 0;
@@ -157,25 +167,30 @@ export class Outbox {
     this.parts = undefined;
     this.blobs = undefined;
     let start = 0;
-    let size = 0;
+    // What the frame holds so far: its envelopes' JSON (UTF-16 units) and its blobs.
+    let chars = 0;
+    let blobBytes = 0;
     let frameBlobs: readonly Uint8Array[] = NO_BLOBS;
     for (let i = 0; i < n; i++) {
       const envelopeBlobs = blobs[i]!;
-      let bytes = parts[i]!.length;
+      let bytes = 0;
       for (let b = 0; b < envelopeBlobs.length; b++) bytes += envelopeBlobs[b]!.byteLength;
       const cut =
         i > start &&
         (kinds[i] !== kinds[start] ||
           i - start === MAX_ENVELOPES ||
-          size + bytes > MAX_SHARED_FRAME ||
-          (envelopeBlobs.length > 0 && frameBlobs.length > 0));
+          (envelopeBlobs.length > 0 && frameBlobs.length > 0) ||
+          frameSize(chars + parts[i]!.length + (i - start), frameBlobs.length + envelopeBlobs.length, blobBytes + bytes) >
+            MAX_SHARED_FRAME);
       if (cut) {
         this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start, i).join(",")}]`, frameBlobs));
         start = i;
-        size = 0;
+        chars = 0;
+        blobBytes = 0;
         frameBlobs = NO_BLOBS;
       }
-      size += bytes;
+      chars += parts[i]!.length;
+      blobBytes += bytes;
       if (envelopeBlobs.length > 0) frameBlobs = envelopeBlobs;
     }
     this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start).join(",")}]`, frameBlobs));

@@ -331,12 +331,14 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
     get(_t, key) {
       if (typeof key === "symbol") {
         if (key === INFO) return holder;
+        if (key === Symbol.toPrimitive) return () => `[dorpc stub of ${maker.label}]`;
         if (isDispose(key)) return disposerOf(holder);
         if (isAsyncDispose(key)) return async () => releaseHolder(holder);
         return undefined;
       }
-      // A stub is not a promise: `await stub` yields the stub.
-      if (key === "then") return undefined;
+      // A stub is not a promise: `await stub` yields the stub. Nor serialisable or coerced into
+      // calls (JSON.stringify, String(), template literals).
+      if (key === "then" || key === "toJSON") return undefined;
       if (key === "dup") return () => dupStub(holder);
       return pathProxy(maker, base, [key], false);
     },

@@ -33,7 +33,7 @@ export interface Records {
   started(session: string, id: number, run?: Incoming): void;
   /** Aborts the signal of call `id` of `session` (every call of it without `id`) still running from an earlier connection. */
   cancel(session: string, id?: number): void;
-  save(session: string, id: number, frame: WireFrame, keep: boolean, inFlush?: boolean): void;
+  save(session: string, id: number, frame: WireFrame, keep: boolean | "always", inFlush?: boolean): void;
   /** Writes the answers `save(…, inFlush: true)` left for the end of the outbox's flush. */
   flushDue(): void;
   release(session: string, id: number): void;
@@ -192,7 +192,7 @@ export class ServerCallee extends Callee {
     const session = call.session!;
     // `record: false` keeps no result; a refusal (the method did not run, or its result was
     // withheld) is short and is kept, so a resend is told what happened, not that it ran.
-    const keep = call.keep || reply.json.startsWith(`[${call.id},${ReplyStatus.Failed},`);
+    const keep = reply.json.startsWith(`[${call.id},${ReplyStatus.Failed},`) ? "always" : call.keep;
     // Inline arrows: a named one (`const save = …`) would be named again on every call by a
     // bundler's keepNames (on by default in wrangler).
     if (reply.ready) {

@@ -121,7 +121,16 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       refuse: () => (this._state === "disposed" ? this.disposedError() : undefined),
       onQueued: () => {
         if (this._state === "idle") this.connect();
-        else if (this._state === "reconnecting") this.keepAliveForCalls();
+        else if (this._state === "reconnecting") {
+          // HTTP requests have no connection to wait for: a call goes (with the resends) now. A
+          // Worker's module-scope client may have armed its backoff timer in a request that has
+          // ended since, where workerd never runs it.
+          if (options.transport.connectionless) {
+            clear(this.reconnectTimer);
+            this.reconnectTimer = undefined;
+            this.connect();
+          } else this.keepAliveForCalls();
+        }
       },
       congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
       // Over a socket, which keeps the process (or object) awake while it is open anyway; not over

@@ -150,6 +150,26 @@ export function hooksFor(channel: unknown, target: object): ChannelHooks {
   };
 }
 
+/** Ids one HTTP batch request may hand out, and how many such ranges an instance has. */
+const HTTP_ID_RANGE = 2 ** 24;
+const HTTP_RANGES = 2 ** 29;
+/** Per instance: the next range of ids for an HTTP batch request (see `httpFirstId`). */
+const httpRanges = new WeakMap<object, { next: number }>();
+
+/**
+ * The first id of the references an HTTP batch request hands out. Each request of an instance
+ * takes a range of its own, starting at a random one per instance: a stub a client kept from an
+ * earlier request (or instance) names an id no later request hands out, so it is REFERENCE_LOST,
+ * never another request's object.
+ */
+export function httpFirstId(target: object): number {
+  let ranges = httpRanges.get(target);
+  if (!ranges) httpRanges.set(target, (ranges = { next: Math.floor(Math.random() * HTTP_RANGES) }));
+  const range = ranges.next;
+  ranges.next = (range + 1) % HTTP_RANGES;
+  return range * HTTP_ID_RANGE + 1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Identity
 // ---------------------------------------------------------------------------------------------
