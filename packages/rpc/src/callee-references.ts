@@ -95,7 +95,13 @@ export class ArgumentRefs implements ReferenceResolver {
     const found = path.length === 0 ? value : readFrom(conn.caller, value, path, 0, undefined, this.config);
     // Nothing a round trip could not give: a result holding the object's platform state cannot
     // be returned, so it cannot be passed either.
-    const held = this.config.forbidden && heldForbidden(found, this.config.forbidden);
+    // Once per value a dependency's result holds (many records may name the same one).
+    let held: string | undefined;
+    if (this.config.forbidden && typeof found === "object" && found !== null) {
+      const memo = (dep.forbiddenIn ??= new Map());
+      if (memo.has(found)) held = memo.get(found);
+      else memo.set(found, (held = heldForbidden(found, this.config.forbidden)));
+    } else if (this.config.forbidden) held = heldForbidden(found, this.config.forbidden);
     if (held !== undefined) {
       refuse(
         new RpcError(
@@ -127,7 +133,12 @@ function heldForbidden(value: unknown, forbidden: ReadonlyMap<object, string>): 
     if (Array.isArray(v)) for (const item of v) stack.push(item);
     else if (v instanceof Map) for (const [k, item] of v) stack.push(k, item);
     else if (v instanceof Set) for (const item of v) stack.push(item);
-    else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+    else if (v instanceof Error) {
+      // What an error carries when sent: its cause and own properties.
+      if (Object.hasOwn(v, "cause")) stack.push((v as { cause?: unknown }).cause);
+      for (const key of Object.keys(v)) stack.push((v as unknown as Record<string, unknown>)[key]);
+      if (v instanceof AggregateError) stack.push(v.errors);
+    } else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
   }
   return undefined;
 }

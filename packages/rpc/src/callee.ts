@@ -382,6 +382,8 @@ export class Callee {
       });
       ready.then((value) => {
         this.replyWaits?.delete(id);
+        // Replaced (a result Blob could not be read): what the result handed out never leaves.
+        if (value !== undefined && exported) for (const exportId of exported) this.conn.exports.release(exportId, 1);
         resolve(value);
       });
     });

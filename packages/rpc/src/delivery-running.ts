@@ -21,6 +21,8 @@ export interface Running {
 /** What `cancel` needs of a running call (incoming-call.ts `Incoming`). */
 export interface Cancellable {
   cancelled: boolean;
+  /** Only a run that started is cancelled from another connection (one queued there settles there). */
+  readonly started: boolean;
   controller: AbortController | undefined;
 }
 
@@ -59,13 +61,11 @@ export class RunningCalls {
   cancel(session: string, id?: number): void {
     const calls = this.bySession.get(session);
     if (!calls) return;
-    for (const [runId, running] of calls) {
-      if (id !== undefined && runId !== id) continue;
-      const run = running.run;
-      if (!run || run.cancelled) continue;
-      run.cancelled = true;
-      run.controller?.abort(cancelledReason());
+    if (id !== undefined) {
+      abort(calls.get(id)?.run);
+      return;
     }
+    for (const running of calls.values()) abort(running.run);
   }
 
   /** Whether a call admitted before storage write number `count` is still running. */
@@ -78,4 +78,10 @@ export class RunningCalls {
   compact(): void {
     for (const [session, calls] of this.bySession) if (calls.size === 0) this.bySession.delete(session);
   }
+}
+
+function abort(run: Cancellable | undefined): void {
+  if (!run || run.cancelled || !run.started) return;
+  run.cancelled = true;
+  run.controller?.abort(cancelledReason());
 }

@@ -74,6 +74,10 @@ const MERGE_HOPS = 8;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
 const FLUSH_ROWS = 4096;
+/** Suffix of a forgotten session's marker row in `_dorpc_sessions` (session ids never hold "#"). */
+const FORGOTTEN = "#forgotten";
+/** Most forgotten sessions kept in memory (a client making up session ids cannot grow it). */
+const MAX_FORGOTTEN = 4096;
 const FLUSH_BYTES = 1 << 20;
 
 /** An answer waiting in memory for its batch to be written. */
@@ -213,12 +217,36 @@ export class DeliveryRecord {
         : undefined;
     const known = row !== undefined && (row.last_at as number) >= now - this.options.maxAge;
     const accepted = known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
-    // A session refused as forgotten is not written now: a later resending hello (this
-    // connection may drop before its resends are decided) must find it forgotten still. Its
-    // resends' EXPIRED answers are kept (see `decide`), and its new calls write its row.
-    if (accepted) this.touch(session, now);
     this.wipes.hello(session, resending, now, age, () => this.tablesExist());
+    if (!accepted) {
+      // Forgotten: its calls' answers are gone, so whatever it resends, now or on a later
+      // connection (its row is written again by what it does next), is refused, never run. A
+      // row of its own, `<session>#forgotten`, says so until the sweep (after maxAge).
+      this.beforeWrite();
+      this.sql.exec(
+        "INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
+        session + FORGOTTEN,
+        now,
+      );
+      this.noteForgotten(session);
+    } else if (
+      resending &&
+      !this.forgotten.has(session) &&
+      this.tablesExist() &&
+      this.sql.exec("SELECT 1 FROM _dorpc_sessions WHERE session = ?", session + FORGOTTEN).toArray().length > 0
+    ) {
+      this.noteForgotten(session); // forgotten on an earlier connection, or by an earlier instance
+    }
+    if (accepted) this.touch(session, now);
     return accepted;
+  }
+
+  /** Sessions refused as forgotten (newest `MAX_FORGOTTEN` in memory; the rest are read back in `hello`). */
+  private readonly forgotten = new Set<string>();
+
+  private noteForgotten(session: string): void {
+    this.forgotten.add(session);
+    if (this.forgotten.size > MAX_FORGOTTEN) this.forgotten.delete(this.forgotten.values().next().value as string);
   }
 
   /** Decides what an incoming call of `session` does. `record` false: the method keeps no record. */
@@ -239,11 +267,13 @@ export class DeliveryRecord {
       // Kept as the call's answer: a resend of it on a later connection is told the same, and
       // never run (the session's row is written with it).
       const error = expired(id);
+      // Written with the other answers of the frame's flush (one row), not one row each.
       this.save(
         session,
         id,
         writeFrame(FrameKind.Replies, `[${JSON.stringify([id, ReplyStatus.Failed, error.code, error.message])}]`, []),
         "always",
+        true,
       );
       return { kind: "refuse", error };
     }
@@ -256,12 +286,13 @@ export class DeliveryRecord {
       return frame === undefined ? RUN_RECORDED : frame === NOT_KEPT ? { kind: "refuse", error: notKept(id) } : { kind: "replay", frame };
     }
     const newest = newestAnswer(this.sql, session);
-    // A session older than the last wipe: a call without a row may have run before it.
-    const spans = this.wipes.spans(session);
+    // A session older than the last wipe, or forgotten: a call without a row may have run.
+    const forgotten = this.forgotten.has(session);
+    const spans = forgotten || this.wipes.spans(session);
     if (!spans && (newest === undefined || newest < id)) return RUN_RECORDED; // never ran: ids only grow
     if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
     const frame = newest === undefined ? undefined : findAnswer(this.sql, session, id);
-    if (frame === undefined) return spans ? { kind: "refuse", error: wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
+    if (frame === undefined) return spans ? { kind: "refuse", error: forgotten ? expired(id) : wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
     if (frame === NOT_KEPT) return { kind: "refuse", error: notKept(id) };
     return { kind: "replay", frame };
   }
@@ -297,7 +328,7 @@ export class DeliveryRecord {
     const size = typeof frame === "string" ? utf8Bytes(frame, this.options.maxResultBytes) : frame.byteLength;
     // "always": dorpc's own refusal, short: kept whatever maxResultBytes says (a resend is told
     // what happened, never that the call ran).
-    const stored = !keep || (keep !== "always" && size > this.options.maxResultBytes) ? NOT_KEPT : frame;
+    const stored = !keep ? NOT_KEPT : size <= this.options.maxResultBytes ? frame : keep === "always" ? shortRefusal(frame) : NOT_KEPT;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(session, id);
@@ -421,4 +452,18 @@ function utf8Bytes(text: string, max: number): number {
     bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
   }
   return bytes;
+}
+
+/**
+ * A refusal too long to keep whole (issues quoting a client's input): its code and the start of
+ * its message, so a resend is still told what happened. A binary frame is not a refusal: a marker.
+ */
+function shortRefusal(frame: WireFrame): WireFrame | typeof NOT_KEPT {
+  if (typeof frame !== "string") return NOT_KEPT;
+  try {
+    const [[id, status, code, message]] = JSON.parse(frame.slice(2)) as [[number, number, string, string]];
+    return writeFrame(FrameKind.Replies, `[${JSON.stringify([id, status, code, String(message).slice(0, 500)])}]`, []);
+  } catch {
+    return NOT_KEPT;
+  }
 }

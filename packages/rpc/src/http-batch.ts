@@ -223,7 +223,7 @@ function jsonReply(reply: unknown[], blobs: readonly Uint8Array[], options: Reso
       // deeper than it walks) is still plain JSON here.
       try {
         const value = fromRecords(reply[2], decodeContext(blobs, options.limits));
-        if (isPlainJson(value)) return { result: value };
+        if (isPlainJson(value, options.limits.maxNodes)) return { result: value };
       } catch {
         // references, or what the records cannot rebuild without a connection: not plain JSON
       }
@@ -257,10 +257,12 @@ function notJson(): { error: { code: string; message: string } } {
  * Whether `value` is plain JSON: null, strings, booleans, finite numbers, dense arrays and plain
  * objects of them, at any depth, shared or not, but without cycles (iterative).
  */
-function isPlainJson(value: unknown): boolean {
+function isPlainJson(value: unknown, maxNodes: number): boolean {
   const stack: [unknown, boolean][] = [[value, false]];
   const onPath = new Set<object>();
-  while (stack.length > 0) {
+  // Shared sub-objects are walked (and would be answered) once per place: bounded, as JSON.
+  for (let steps = 0; stack.length > 0; steps++) {
+    if (steps > 2 * maxNodes) return false;
     const [v, leaving] = stack.pop()!;
     if (leaving) {
       onPath.delete(v as object);

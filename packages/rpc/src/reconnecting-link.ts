@@ -61,6 +61,8 @@ export abstract class ReconnectingLink {
   /** Failed attempts since the last connection that stayed open (0: the first attempt). */
   protected attempt = 0;
   protected reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the pending reconnect is due (ms since epoch). */
+  protected reconnectAt = 0;
   private stableTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
   /** When the last message arrived: the only proof the peer is alive. */
@@ -165,6 +167,7 @@ export abstract class ReconnectingLink {
     this.setState("reconnecting");
     // A listener may have disposed of the client (or connected it) while told.
     if (this._state !== "reconnecting") return;
+    this.reconnectAt = Date.now() + delay;
     this.reconnectTimer = unref(
       setTimeout(() => {
         this.reconnectTimer = undefined;

@@ -104,12 +104,14 @@ export class ServerCallee extends Callee {
    * Checks a call against the delivery record before it runs. Returns false when it must not run
    * here: answered from the record, or refused (it is then settled, for calls that pipeline on it).
    */
-  protected override admit(call: Incoming): boolean {
+  protected override admit(call: Incoming, afterWait = false): boolean {
     const { records } = this.server;
     const session = this.conn.session;
     if (!records || !session) return super.admit(call);
     const recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
-    const decision = records.decide(session, call.id, call.flags, recorded, this.conn.expiredSession);
+    // After waiting for its run from an earlier connection, the record holds that run's answer:
+    // the session is not "forgotten" for it.
+    const decision = records.decide(session, call.id, call.flags, recorded, !afterWait && this.conn.expiredSession);
     // `recorded` from here on means: this call holds the record's running entry for its id in
     // `session` (only a call that runs holds it; one that waits for an earlier run does not, and
     // must never release that run's entry), and its answer is saved under that session.
@@ -245,7 +247,7 @@ export class ServerCallee extends Callee {
       this.waiting!.delete(call);
       if (this.active === call) this.active = undefined;
       // Cancelled while it waited: never admitted (it would hold the record's entry for its id).
-      if (!call.cancelled && this.admit(call)) this.start(call);
+      if (!call.cancelled && this.admit(call, true)) this.start(call);
       else this.finishSkipped(call);
     });
   }

@@ -122,10 +122,10 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       onQueued: () => {
         if (this._state === "idle") this.connect();
         else if (this._state === "reconnecting") {
-          // HTTP requests have no connection to wait for: a call goes (with the resends) now. A
-          // Worker's module-scope client may have armed its backoff timer in a request that has
-          // ended since, where workerd never runs it.
-          if (options.transport.connectionless) {
+          // HTTP requests have no connection to wait for: once the backoff is over, a call goes
+          // (with the resends) at once. A Worker's module-scope client may have armed its backoff
+          // timer in a request that has ended since, where workerd never runs it.
+          if (options.transport.connectionless && Date.now() >= this.reconnectAt) {
             clear(this.reconnectTimer);
             this.reconnectTimer = undefined;
             this.connect();

@@ -20,6 +20,7 @@ export type ReservedMember =
   | "prototype"
   | "__proto__"
   | "then"
+  | "toJSON"
   | "catch"
   | "finally"
   | "fetch"

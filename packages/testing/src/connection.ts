@@ -99,7 +99,7 @@ export function dropConnection(client: TestClient<unknown>, options: DropOptions
 
 /** Options for {@link waitForState}. */
 export interface WaitForStateOptions {
-  /** Give up after this many ms with a `TestingError` of code `TIMEOUT`. Default 5,000. */
+  /** Give up after this many ms with a `TestingError` of code `TIMEOUT`. Default 4,000 (below a test's 5 s timeout). */
   timeout?: number;
 }
 
