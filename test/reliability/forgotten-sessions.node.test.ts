@@ -17,37 +17,50 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+const HOUR = 3_600_000;
+
+/**
+ * A client and an object with a record (maxAge 2 h), after one call; `fresh()` cuts the
+ * connection and returns the next one, on which the test speaks for a client as session `S` (the
+ * real client's frames are dropped); `now` moves the clock.
+ */
+async function harness(name: string) {
+  const service = new Service();
+  const sql = nodeSql();
+  const writes = watchWrites({ sql });
+  const records = new DeliveryRecord(writes.sql, resolveDelivery({ maxAge: 2 * HOUR, flushAfter: 0 })!, writes);
+  const faults = faulty(service, undefined, { records });
+  const client = createRpcClient<Service>("S", name, {
+    heartbeat: false,
+    timeout: 5_000,
+    reconnect: { initialDelay: 1, maxDelay: 20 },
+    transport: faults.factory,
+  });
+  opened.push(client);
+  await client.increment();
+  const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+  const fresh = async () => {
+    faults.halfOpen = true;
+    const count = faults.connections.length;
+    faults.last.peerClose(1006);
+    await vi.waitFor(() => expect(faults.connections.length).toBe(count + 1));
+    return faults.last.paired;
+  };
+  return { service, now, fresh, S: "AAAAAAAAAAAAAAAAAAAAAA" };
+}
+
+const opened: { [Symbol.dispose](): void }[] = [];
+
+afterEach(() => {
+  for (const client of opened.splice(0)) client[Symbol.dispose]();
+});
+
 describe("a resend waiting for its run, from a session refused as stale", () => {
   // reliability.md: a resend whose call "is still running (its connection dropped under it) →
-  // answer it when it ends". The last round made decide() return "wait" before checking
-  // expiredSession, but when the run ends the waiting resend is admitted again with the same
-  // connection's expiredSession and refused EXPIRED: the client never gets the answer of a call
-  // that ran once and finished (server-callee.ts start → admit → delivery.ts decide).
+  // answer it when it ends", also on a connection whose hello was refused as stale: once the run
+  // ends, the record holds its answer.
   it("the resend gets the run's answer when it ends, not EXPIRED", async () => {
-    const HOUR = 3_600_000;
-    const service = new Service();
-    const sql = nodeSql();
-    const writes = watchWrites({ sql });
-    const records = new DeliveryRecord(writes.sql, resolveDelivery({ maxAge: 2 * HOUR, flushAfter: 0 })!, writes);
-    const faults = faulty(service, undefined, { records });
-    const client = createRpcClient<Service>("S", "one", {
-      heartbeat: false,
-      timeout: 5_000,
-      reconnect: { initialDelay: 1, maxDelay: 20 },
-      transport: faults.factory,
-    });
-    using _ = client;
-    await client.increment();
-    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
-    /** A fresh connection on which the test speaks for a client (the real client's frames are dropped). */
-    const fresh = async () => {
-      faults.halfOpen = true;
-      const count = faults.connections.length;
-      faults.last.peerClose(1006);
-      await vi.waitFor(() => expect(faults.connections.length).toBe(count + 1));
-      return faults.last.paired;
-    };
-    const S = "AAAAAAAAAAAAAAAAAAAAAA";
+    const { service, now, fresh, S } = await harness("one");
     let conn = await fresh();
     conn.inject(`\u001eH["${S}",0]`);
     conn.inject('\u001eC[[5,["hold",[0,"x"]],0,0]]'); // runs, and keeps running
@@ -69,35 +82,11 @@ describe("a resend waiting for its run, from a session refused as stale", () => 
 
 describe("a forgotten session stays forgotten once one of its resends was answered EXPIRED", () => {
   // reliability.md: the session is unknown although the client resends and is not younger than 0.9
-  // × maxAge → EXPIRED, "Never run twice." delivery.ts hello() no longer writes a refused session's
-  // row, but decide() saves the EXPIRED answer of its first resend with save(), which writes the
-  // session's row (touch): on the next connection the session is "known", and a resend that was not
-  // decided before the drop (call 6 — e.g. its own frame, as a call with a Blob gets) runs a second
-  // time.
+  // × maxAge → EXPIRED, "Never run twice." Saving the EXPIRED answer of its first resend writes the
+  // session's row, so on the next connection the session is known again: its forgotten marker
+  // still refuses a resend that was not decided before the drop (call 6).
   it("calls 5 and 6 ran and were swept; resend 5 EXPIRED, drop; resend 6 on the next connection is EXPIRED, not run again", async () => {
-    const HOUR = 3_600_000;
-    const service = new Service();
-    const sql = nodeSql();
-    const writes = watchWrites({ sql });
-    const records = new DeliveryRecord(writes.sql, resolveDelivery({ maxAge: 2 * HOUR, flushAfter: 0 })!, writes);
-    const faults = faulty(service, undefined, { records });
-    const client = createRpcClient<Service>("S", "two", {
-      heartbeat: false,
-      timeout: 5_000,
-      reconnect: { initialDelay: 1, maxDelay: 20 },
-      transport: faults.factory,
-    });
-    using _ = client;
-    await client.increment();
-    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
-    const fresh = async () => {
-      faults.halfOpen = true;
-      const count = faults.connections.length;
-      faults.last.peerClose(1006);
-      await vi.waitFor(() => expect(faults.connections.length).toBe(count + 1));
-      return faults.last.paired;
-    };
-    const S = "AAAAAAAAAAAAAAAAAAAAAA";
+    const { service, now, fresh, S } = await harness("two");
     let conn = await fresh();
     conn.inject(`\u001eH["${S}",0]`);
     conn.inject('\u001eC[[5,["increment",[0]],0,0],[6,["increment",[0]],0,0]]'); // both run; answers lost
