@@ -381,9 +381,11 @@ export class Callee {
         resolve(null);
       });
       ready.then((value) => {
-        this.replyWaits?.delete(id);
-        // Replaced (a result Blob could not be read): what the result handed out never leaves.
-        if (value !== undefined && exported) for (const exportId of exported) this.conn.exports.release(exportId, 1);
+        // Still waiting (not cancelled, which gave them back already) and replaced (a result
+        // Blob could not be read): what the result handed out never leaves.
+        if (this.replyWaits?.delete(id) && value !== undefined && exported) {
+          for (const exportId of exported) this.conn.exports.release(exportId, 1);
+        }
         resolve(value);
       });
     });

@@ -48,6 +48,7 @@ import { FlushSchedule } from "./delivery-schedule.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
+import { ForgottenSessions } from "./delivery-forgotten.js";
 import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
 import { type Cancellable, RunningCalls } from "./delivery-running.js";
 import type { RpcError } from "./errors.js";
@@ -74,10 +75,6 @@ const MERGE_HOPS = 8;
 
 /** Rows of calls that wrote nothing are written at once when this many wait, or this many bytes of answers. */
 const FLUSH_ROWS = 4096;
-/** Suffix of a forgotten session's marker row in `_dorpc_sessions` (session ids never hold "#"). */
-const FORGOTTEN = "#forgotten";
-/** Most forgotten sessions kept in memory (a client making up session ids cannot grow it). */
-const MAX_FORGOTTEN = 4096;
 const FLUSH_BYTES = 1 << 20;
 
 /** An answer waiting in memory for its batch to be written. */
@@ -107,6 +104,8 @@ export class DeliveryRecord {
   private readonly sweep: SessionSweep;
   /** The last `deleteAll()` of the object's storage, and the sessions that may be older (delivery-wipe.ts). */
   private readonly wipes: Wipes;
+  /** Sessions it forgot and that came back resending (delivery-forgotten.ts). */
+  private readonly forgottenSessions: ForgottenSessions;
 
   /**
    * `writes`: the watch on the object's storage. Without one every row is written at once, in the
@@ -119,6 +118,11 @@ export class DeliveryRecord {
   ) {
     this.schedule = new FlushSchedule(options.flushAfter, () => this.flushLater());
     this.wipes = new Wipes(sql, options.maxAge);
+    this.forgottenSessions = new ForgottenSessions(
+      sql,
+      () => this.beforeWrite(),
+      () => this.tablesExist(),
+    );
     this.sweep = new SessionSweep(sql, options.maxAge);
     this.memory = new SessionMemory(options.maxAge);
     if (writes) {
@@ -210,43 +214,24 @@ export class DeliveryRecord {
     const now = Date.now();
     // A row older than maxAge counts as gone whether or not a sweep has deleted it yet: the sweep
     // runs with the record's next write, which may come before this session's resends are decided.
-    const row = this.sessions.has(session)
-      ? { last_at: now }
-      : this.tablesExist()
-        ? this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ?", session).toArray()[0]
-        : undefined;
-    const known = row !== undefined && (row.last_at as number) >= now - this.options.maxAge;
+    const inMemory = this.sessions.has(session);
+    let lastAt: number | undefined = inMemory ? now : undefined;
+    if (resending) {
+      // One statement reads the session's row and whether it was forgotten (delivery-forgotten.ts).
+      if (!inMemory || !this.forgottenSessions.isKnown(session)) {
+        const read = this.forgottenSessions.read(session);
+        if (!inMemory) lastAt = read.lastAt;
+      }
+    } else if (!inMemory && this.tablesExist()) {
+      lastAt = this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ?", session).toArray()[0]?.last_at as number | undefined;
+    }
+    const known = lastAt !== undefined && lastAt >= now - this.options.maxAge;
     const accepted = known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
     this.wipes.hello(session, resending, now, age, () => this.tablesExist());
-    if (!accepted) {
-      // Forgotten: its calls' answers are gone, so whatever it resends, now or on a later
-      // connection (its row is written again by what it does next), is refused, never run. A
-      // row of its own, `<session>#forgotten`, says so until the sweep (after maxAge).
-      this.beforeWrite();
-      this.sql.exec(
-        "INSERT INTO _dorpc_sessions (session, last_at) VALUES (?, ?) ON CONFLICT(session) DO UPDATE SET last_at = excluded.last_at",
-        session + FORGOTTEN,
-        now,
-      );
-      this.noteForgotten(session);
-    } else if (
-      resending &&
-      !this.forgotten.has(session) &&
-      this.tablesExist() &&
-      this.sql.exec("SELECT 1 FROM _dorpc_sessions WHERE session = ?", session + FORGOTTEN).toArray().length > 0
-    ) {
-      this.noteForgotten(session); // forgotten on an earlier connection, or by an earlier instance
-    }
-    if (accepted) this.touch(session, now);
+    // Forgotten: what it resends from before now is refused, here and on any later connection.
+    if (!accepted) this.forgottenSessions.forget(session, now);
+    else this.touch(session, now);
     return accepted;
-  }
-
-  /** Sessions refused as forgotten (newest `MAX_FORGOTTEN` in memory; the rest are read back in `hello`). */
-  private readonly forgotten = new Set<string>();
-
-  private noteForgotten(session: string): void {
-    this.forgotten.add(session);
-    if (this.forgotten.size > MAX_FORGOTTEN) this.forgotten.delete(this.forgotten.values().next().value as string);
   }
 
   /** Decides what an incoming call of `session` does. `record` false: the method keeps no record. */
@@ -259,7 +244,10 @@ export class DeliveryRecord {
     // First call of the session in this instance: an earlier instance may have answered its
     // resend (an HTTP request overtaken by it, then an eviction), so the record tells.
     const late = !retry && (seen === true || (seen === undefined && this.sessionAnsweredFrom(session, id)));
-    if (!retry && !late) return RUN_RECORDED;
+    if (!retry && !late) {
+      this.forgottenSessions.newCall(session, id, Date.now());
+      return RUN_RECORDED;
+    }
     // Still running from an earlier connection: its answer comes when it ends.
     const running = this.running.get(session, id);
     if (running) return { kind: "wait", until: this.running.ended(running) };
@@ -275,6 +263,7 @@ export class DeliveryRecord {
         "always",
         true,
       );
+      this.schedule.waiting(Date.now()); // written with the frame's flush, or on the timer at the latest
       return { kind: "refuse", error };
     }
     this.flush();
@@ -287,7 +276,7 @@ export class DeliveryRecord {
     }
     const newest = newestAnswer(this.sql, session);
     // A session older than the last wipe, or forgotten: a call without a row may have run.
-    const forgotten = this.forgotten.has(session);
+    const forgotten = this.forgottenSessions.covers(session, id);
     const spans = forgotten || this.wipes.spans(session);
     if (!spans && (newest === undefined || newest < id)) return RUN_RECORDED; // never ran: ids only grow
     if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
@@ -328,7 +317,8 @@ export class DeliveryRecord {
     const size = typeof frame === "string" ? utf8Bytes(frame, this.options.maxResultBytes) : frame.byteLength;
     // "always": dorpc's own refusal, short: kept whatever maxResultBytes says (a resend is told
     // what happened, never that the call ran).
-    const stored = !keep ? NOT_KEPT : size <= this.options.maxResultBytes ? frame : keep === "always" ? shortRefusal(frame) : NOT_KEPT;
+    const max = this.options.maxResultBytes;
+    const stored = !keep ? NOT_KEPT : size <= max ? frame : keep === "always" ? shortRefusal(frame, max) : NOT_KEPT;
     this.pending.push({ session, id, stored });
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     const running = this.running.get(session, id);
@@ -458,11 +448,15 @@ function utf8Bytes(text: string, max: number): number {
  * A refusal too long to keep whole (issues quoting a client's input): its code and the start of
  * its message, so a resend is still told what happened. A binary frame is not a refusal: a marker.
  */
-function shortRefusal(frame: WireFrame): WireFrame | typeof NOT_KEPT {
+function shortRefusal(frame: WireFrame, max: number): WireFrame | typeof NOT_KEPT {
   if (typeof frame !== "string") return NOT_KEPT;
   try {
     const [[id, status, code, message]] = JSON.parse(frame.slice(2)) as [[number, number, string, string]];
-    return writeFrame(FrameKind.Replies, `[${JSON.stringify([id, status, code, String(message).slice(0, 500)])}]`, []);
+    const write = (text: string) => writeFrame(FrameKind.Replies, `[${JSON.stringify([id, status, code, text])}]`, []) as string;
+    // Within maxResultBytes when it can be (at most six bytes a character, escaped), else the
+    // code alone: a few dozen bytes, kept whatever the limit.
+    const cut = write(String(message).slice(0, Math.max(0, Math.floor((max - 64) / 6))));
+    return utf8Bytes(cut, max) <= max ? cut : write("");
   } catch {
     return NOT_KEPT;
   }

@@ -168,13 +168,14 @@ export abstract class ReconnectingLink {
     // A listener may have disposed of the client (or connected it) while told.
     if (this._state !== "reconnecting") return;
     this.reconnectAt = Date.now() + delay;
-    this.reconnectTimer = unref(
-      setTimeout(() => {
-        this.reconnectTimer = undefined;
-        if (this._state === "reconnecting") this.connect();
-      }, delay),
-    );
+    this.reconnectTimer = unref(setTimeout(() => this.reconnectDue(), delay));
     if (this.waitedFor()) this.keepAliveForCalls();
+  }
+
+  /** The backoff is over: connect again, unless something changed meanwhile. */
+  protected reconnectDue(): void {
+    this.reconnectTimer = undefined;
+    if (this._state === "reconnecting") this.connect();
   }
 
   /**

@@ -31,7 +31,7 @@ import type { RpcLimits } from "./limits.js";
 import { ReconnectingLink, type ReconnectingLinkOptions } from "./reconnecting-link.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
-import { clear } from "./timers.js";
+import { clear, unref } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 export type { CallOptions } from "./call-options.js";
@@ -125,10 +125,16 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
           // HTTP requests have no connection to wait for: once the backoff is over, a call goes
           // (with the resends) at once. A Worker's module-scope client may have armed its backoff
           // timer in a request that has ended since, where workerd never runs it.
-          if (options.transport.connectionless && Date.now() >= this.reconnectAt) {
+          if (options.transport.connectionless) {
             clear(this.reconnectTimer);
             this.reconnectTimer = undefined;
-            this.connect();
+            const wait = this.reconnectAt - Date.now();
+            if (wait <= 0) this.connect();
+            // Armed again in this request: one armed in a request that has ended never runs.
+            else {
+              this.reconnectTimer = unref(setTimeout(() => this.reconnectDue(), wait));
+              this.keepAliveForCalls(); // a call waits for it
+            }
           } else this.keepAliveForCalls();
         }
       },
