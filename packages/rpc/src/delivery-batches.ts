@@ -12,11 +12,13 @@
  *
  * Rows of one session can overlap in id range (a slow call is written after faster later ones),
  * so a lookup reads the `ids` of every row whose range covers the id. A row is cut past
- * `BATCH_BYTES` (a Durable Object row holds at most 2 MB).
+ * `BATCH_BYTES` (a Durable Object row holds at most 2 MB). An answer is measured as stored
+ * (`utf8Bytes`), and a refusal too long to keep whole is kept short (`shortRefusal`).
  *
  * Internal module (workerd, and Node tests over `node:sqlite`).
  */
-import type { WireFrame } from "./frame.js";
+import { type WireFrame, writeFrame } from "./frame.js";
+import { FrameKind } from "./envelopes.js";
 import type { Sql } from "./sql.js";
 
 /** What the record keeps for a call whose answer is not kept (record: false, or too large). */
@@ -123,4 +125,33 @@ export function findAnswer(sql: Sql, session: string, id: number): WireFrame | t
 /** Deletes `session`'s rows whose newest call is at or below `last`. */
 export function deleteAnswersUpTo(sql: Sql, session: string, last: number): void {
   sql.exec("DELETE FROM _dorpc_replies WHERE session = ? AND last <= ?", session, last);
+}
+
+/** How many bytes `text` takes as UTF-8 (as it is stored); counted only when it may exceed `max`. */
+export function utf8Bytes(text: string, max: number): number {
+  if (text.length * 3 <= max) return text.length; // under the limit whatever it holds
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
+  }
+  return bytes;
+}
+
+/**
+ * A refusal too long to keep whole (issues quoting a client's input): its code and the start of
+ * its message, so a resend is still told what happened. A binary frame is not a refusal: a marker.
+ */
+export function shortRefusal(frame: WireFrame, max: number): WireFrame | typeof NOT_KEPT {
+  if (typeof frame !== "string") return NOT_KEPT;
+  try {
+    const [[id, status, code, message]] = JSON.parse(frame.slice(2)) as [[number, number, string, string]];
+    const write = (text: string) => writeFrame(FrameKind.Replies, `[${JSON.stringify([id, status, code, text])}]`, []) as string;
+    // Within maxResultBytes when it can be (at most six bytes a character, escaped), else the
+    // code alone: a few dozen bytes, kept whatever the limit.
+    const cut = write(String(message).slice(0, Math.max(0, Math.floor((max - 64) / 6))));
+    return utf8Bytes(cut, max) <= max ? cut : write("");
+  } catch {
+    return NOT_KEPT;
+  }
 }

@@ -42,7 +42,17 @@
  *
  * Internal module (workerd, and Node tests over `node:sqlite`; delivery-binding.ts binds it to an object).
  */
-import { type Answer, CREATE_REPLIES, deleteAnswersUpTo, findAnswer, NOT_KEPT, newestAnswer, writeAnswers } from "./delivery-batches.js";
+import {
+  type Answer,
+  CREATE_REPLIES,
+  deleteAnswersUpTo,
+  findAnswer,
+  NOT_KEPT,
+  newestAnswer,
+  shortRefusal,
+  utf8Bytes,
+  writeAnswers,
+} from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
@@ -430,34 +440,5 @@ export class DeliveryRecord {
   private prune(session: string, last: number): void {
     if (!this.memory.pruneDue(session, last, Math.max(1, Math.floor(this.options.window / 4)))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
-  }
-}
-
-/** How many bytes `text` takes as UTF-8 (as it is stored); counted only when it may exceed `max`. */
-function utf8Bytes(text: string, max: number): number {
-  if (text.length * 3 <= max) return text.length; // under the limit whatever it holds
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
-  }
-  return bytes;
-}
-
-/**
- * A refusal too long to keep whole (issues quoting a client's input): its code and the start of
- * its message, so a resend is still told what happened. A binary frame is not a refusal: a marker.
- */
-function shortRefusal(frame: WireFrame, max: number): WireFrame | typeof NOT_KEPT {
-  if (typeof frame !== "string") return NOT_KEPT;
-  try {
-    const [[id, status, code, message]] = JSON.parse(frame.slice(2)) as [[number, number, string, string]];
-    const write = (text: string) => writeFrame(FrameKind.Replies, `[${JSON.stringify([id, status, code, text])}]`, []) as string;
-    // Within maxResultBytes when it can be (at most six bytes a character, escaped), else the
-    // code alone: a few dozen bytes, kept whatever the limit.
-    const cut = write(String(message).slice(0, Math.max(0, Math.floor((max - 64) / 6))));
-    return utf8Bytes(cut, max) <= max ? cut : write("");
-  } catch {
-    return NOT_KEPT;
   }
 }
