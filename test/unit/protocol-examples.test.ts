@@ -108,9 +108,9 @@ describe("docs/protocol.md", () => {
     expectTranscript(since(f, marks), [
       'client: \\u001eC[[1,["openRoom",[0,"r"]]]]',
       "server: \\u001eR[[1,1,[[31,[1,1]]]]]",
-      'client: \\u001eC[[2,["join",[0,"x"]],1]]',
+      'client: \\u001eC[[2,["join",[0,"x"]],1,0,2]]',
       "server: \\u001eR[[2,0,1]]",
-      'client: \\u001eC[[3,["roomOf",[1,[[1,[1]],[32,1]]]]]]',
+      'client: \\u001eC[[3,["roomOf",[1,[[1,[1]],[32,1]]]],0,0,3]]',
       "server: \\u001eR[[3,0,1]]",
       "client: \\u001eX[[1,1]]",
     ]);
@@ -118,7 +118,7 @@ describe("docs/protocol.md", () => {
     expect(await c.callMe((n) => n * 2, 21)).toBe(42);
     await settle();
     expectTranscript(since(f, marks), [
-      'client: \\u001eC[[4,["callMe",[1,[[1,[1,2]],[31,[1,0]],[0,21]]]]]]',
+      'client: \\u001eC[[4,["callMe",[1,[[1,[1,2]],[31,[1,0]],[0,21]]]],0,0,4]]',
       "server: \\u001eC[[1,[[0,21]],1]]",
       "client: \\u001eR[[1,0,42]]",
       "server: \\u001eR[[4,0,42]]",
@@ -128,13 +128,13 @@ describe("docs/protocol.md", () => {
     expect(await c.openRoom("q").join(c.users.get("b").id)).toBe(1);
     await settle();
     expectTranscript(since(f, marks), [
-      'client: \\u001eC[[5,["openRoom",[0,"q"]]],[6,["users","get",[0,"b"]]],[7,["join",[1,[[1,[1]],[30,[6,"id"]]]]],-5]]',
+      'client: \\u001eC[[5,["openRoom",[0,"q"]],0,0,5],[6,["users","get",[0,"b"]]],[7,["join",[1,[[1,[1]],[30,[6,"id"]]]]],-5]]',
       'server: \\u001eR[[5,1,[[31,[2,1]]]],[6,0,{"id":"b","name":"user b"}],[7,0,1]]',
     ]);
 
     expect(await c.greet(c.users.get("a"))).toBe("hello user a");
     expectTranscript(since(f, marks), [
-      'client: \\u001eC[[8,["users","get",[0,"a"]]],[9,["greet",[1,[[1,[1]],[30,[8]]]]]]]',
+      'client: \\u001eC[[8,["users","get",[0,"a"]],0,0,8],[9,["greet",[1,[[1,[1]],[30,[8]]]]]]]',
       'server: \\u001eR[[8,0,{"id":"a","name":"user a"}],[9,0,"hello user a"]]',
     ]);
 
@@ -143,7 +143,7 @@ describe("docs/protocol.md", () => {
     const cancelled = since(f, marks);
     // The export of room "q" arrived with call 5 and nobody holds it: its release may join in.
     cancelled.client = cancelled.client.filter((frame) => !String(frame).startsWith("\u001eX"));
-    expectTranscript(cancelled, ['client: \\u001eC[[10,["slow",[0]]]]', "client: \\u001eK[10]"]);
+    expectTranscript(cancelled, ['client: \\u001eC[[10,["slow",[0]],0,0,10]]', "client: \\u001eK[10]"]);
     expect(f.server()!.callee.size).toBe(0);
   });
 
@@ -175,7 +175,7 @@ describe("docs/protocol.md", () => {
       'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",0]',
       'client: \\u001eC[[1,["increment",[0,2]]]]',
       "server: \\u001eR[[1,0,2]]",
-      'client: \\u001eC[[2,["increment",[0,3]]]]',
+      'client: \\u001eC[[2,["increment",[0,3]],0,0,2]]',
       "server: \\u001eR[[2,0,5]]",
       'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",1,48]',
       'client: \\u001eC[[2,["increment",[0,3]],0,1]]',

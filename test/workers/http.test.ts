@@ -161,7 +161,7 @@ describe("the HTTP batch client", () => {
     expect(sent[1]!.headers.get("X-Dorpc-Resending")).toBeNull();
     expect(sent[2]!.headers.get("X-Dorpc-Resending")).toMatch(/^1; age=\d+$/); // resending, and how old the session is
     expect(sent[2]!.headers.get("X-Dorpc-Session")).toBe(sent[0]!.headers.get("X-Dorpc-Session"));
-    expect(sent[1]!.body).toBe('\u001eC[[2,["increment",[0,3]]]]');
+    expect(sent[1]!.body).toBe('\u001eC[[2,["increment",[0,3]],0,0,2]]'); // answered: call 1's reply arrived
     expect(sent[2]!.body).toBe('\u001eC[[2,["increment",[0,3]],0,1]]'); // the same call under the same id, flagged Retry
     expect(await client.increment(1)).toBe(5);
   });

@@ -68,7 +68,7 @@ describe("docs/protocol.md, Topics", () => {
     expect(first![0]).toMatch(hello);
     const subscribing = first!.slice(first!.findIndex((line) => line.includes('"subscribe"')));
     expect(subscribing.slice(0, 2)).toEqual([
-      'client: \\u001eC[[2,["subscribe",[0,"chat",null]],0,2]]',
+      'client: \\u001eC[[2,["subscribe",[0,"chat",null]],0,2,2]]',
       'server: \\u001eR[[2,0,{"seq":0}]]',
     ]);
     const event = 'server: \\u001eC[[0,["event",[0,"chat",1,{"from":"ann","text":"one"}]],0,2]]';
@@ -78,7 +78,7 @@ describe("docs/protocol.md, Topics", () => {
     expect(second![0]).toMatch(/^client: \\u001eH\["[A-Za-z0-9_-]{22}",0\]$/);
     const resubscribed = second!.slice(1);
     expect(resubscribed).toEqual([
-      'client: \\u001eC[[4,["subscribe",[0,"chat",2]],0,2]]',
+      'client: \\u001eC[[4,["subscribe",[0,"chat",2]],0,2,4]]',
       'server: \\u001eC[[0,["event",[0,"chat",3,{"from":"bob","text":"three"}]],0,2]]',
       'server: \\u001eR[[4,0,{"seq":3}]]',
     ]);

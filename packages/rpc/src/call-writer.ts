@@ -220,8 +220,12 @@ function dependOn(call: OutgoingCall, dep: OutgoingCall): boolean {
   return !dep.sentOn && !dep.deferred;
 }
 
-/** The JSON of a call envelope: `[id,chain]`, with target and flags only when they are set. */
-export function envelope(call: OutgoingCall): string {
+/**
+ * The JSON of a call envelope: `[id,chain]`, with target and flags only when they are set, and
+ * all four before `answered` when it is given (see `CallEnvelope`).
+ */
+export function envelope(call: OutgoingCall, answered = 0): string {
+  if (answered) return `[${call.id},${call.chain},${call.target},${call.flags},${answered}]`;
   if (call.flags) return `[${call.id},${call.chain},${call.target},${call.flags}]`;
   if (call.target) return `[${call.id},${call.chain},${call.target}]`;
   return `[${call.id},${call.chain}]`;

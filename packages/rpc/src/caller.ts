@@ -59,6 +59,12 @@ export interface CallerOptions {
   unsentBecause?: () => string | undefined;
   /** Keep the timeout timer armed when no call waits (a client; see call-timeouts.ts). */
   keepArmed?: boolean;
+  /**
+   * Tell the other end, in the calls it sends, below which id every call has had its reply
+   * (the envelope's `answered`): a client with an exactly-once session, whose object may then
+   * drop the answers it holds for them.
+   */
+  acknowledge?: boolean;
   /** A timeout timer per call instead of one for all (HTTP requests; see call-timeouts.ts). */
   timerPerCall?: boolean;
 }
@@ -72,6 +78,10 @@ export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => R
 export class Caller implements CallMaker {
   /** 0 until the first call asks `options.firstId`. */
   private nextId = 0;
+  /** Every call with a lower id has settled (advanced lazily, see `answeredBelow`). */
+  private low = 0;
+  /** The last `answered` sent (`options.acknowledge`). */
+  private acked = 0;
   /** Calls made and not settled (queued or waiting for a reply), by id. */
   readonly pending = new Map<number, OutgoingCall>();
   /** Calls not yet handed to a connection, in order. */
@@ -153,7 +163,7 @@ export class Caller implements CallMaker {
     if (this.queue.length >= limits.maxPendingCalls) this.queue = this.queue.filter((c) => !c.settled);
     const checked = args && base.kind === "root" && this.argsCheck ? this.argsCheck(path, args) : undefined;
     if (checked instanceof RpcError) return failedCall(checked);
-    if (this.nextId === 0) this.nextId = this.options.firstId?.() ?? 1;
+    if (this.nextId === 0) this.nextId = this.low = this.acked = this.options.firstId?.() ?? 1;
     const call = new OutgoingCall(this.nextId++);
     let failed: { error: unknown } | undefined;
     try {
@@ -356,12 +366,27 @@ export class Caller implements CallMaker {
 
   /** Puts `call` in the outbox's current frame (number `frame`) on `conn`. */
   private put(call: OutgoingCall, conn: Connection, frame: number): void {
-    if (call.ready) conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs, this.whenReady(call, conn));
-    else conn.outbox.add(FrameKind.Calls, envelope(call), call.blobs);
+    let answered = 0;
+    if (this.options.acknowledge) {
+      const low = this.answeredBelow();
+      if (low > this.acked) answered = this.acked = low;
+    }
+    if (call.ready) conn.outbox.add(FrameKind.Calls, envelope(call, answered), call.blobs, this.whenReady(call, conn));
+    else conn.outbox.add(FrameKind.Calls, envelope(call, answered), call.blobs);
     call.sentOn = conn;
     call.onStub = undefined;
     if (call.exports) this.options.exports.sent(call.exports);
     call.frame = frame;
+  }
+
+  /**
+   * The lowest id of a call not settled yet (every call below it has had its reply, failed or
+   * was given up: none of them is ever sent again), or the next id when all have. Ids are given
+   * in order, so it only moves up: each id is stepped over once.
+   */
+  private answeredBelow(): number {
+    while (this.low < this.nextId && !this.pending.has(this.low)) this.low++;
+    return this.low;
   }
 
   /**

@@ -3,7 +3,8 @@
  *
  * One row holds the answers of one session written at one time (delivery.ts decides when):
  *  - `frames`: the answers' bytes one after another (a text frame as UTF-8, a binary frame as it
- *    is, a marker as nothing);
+ *    is, a marker as nothing: a call whose answer was not kept, or whose client had acknowledged
+ *    its reply before the row was written);
  *  - `ids`: JSON `[[id, kind, bytes], …]` in the order of `frames` (kind: `Kept`), so an answer is
  *    found by summing the lengths before it;
  *  - `first` / `last`: the lowest and highest call id in the row. `last` is the row's key with the
@@ -24,7 +25,14 @@ import type { Sql } from "./sql.js";
 /** What the record keeps for a call whose answer is not kept (record: false, or too large). */
 export const NOT_KEPT = "";
 
-/** An answer waiting to be written: the frame that carried it (kept as handed over), or NOT_KEPT. */
+/**
+ * What the record keeps for a call whose client acknowledged its reply before the row was written
+ * (delivery.ts `acknowledge`): it ran and was answered; a duplicate of it is refused, never run.
+ * Told by identity (a binary answer is never empty: it has a frame header).
+ */
+export const ACKNOWLEDGED: Uint8Array = new Uint8Array(0);
+
+/** An answer waiting to be written: the frame that carried it (kept as handed over), NOT_KEPT or ACKNOWLEDGED. */
 export interface Answer {
   readonly id: number;
   readonly stored: string | Uint8Array;
@@ -35,6 +43,7 @@ enum Kept {
   Text = 0,
   Binary = 1,
   NotKept = 2,
+  Acknowledged = 3,
 }
 
 /** A batch row's answers are cut into several rows past this many bytes. */
@@ -67,7 +76,15 @@ export function writeAnswers(sql: Sql, session: string, answers: readonly Answer
       const { id, stored } = answers[end]!;
       const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
       if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
-      entries.push([id, stored === NOT_KEPT ? Kept.NotKept : typeof stored === "string" ? Kept.Text : Kept.Binary, part.byteLength]);
+      const kind =
+        stored === NOT_KEPT
+          ? Kept.NotKept
+          : stored === ACKNOWLEDGED
+            ? Kept.Acknowledged
+            : typeof stored === "string"
+              ? Kept.Text
+              : Kept.Binary;
+      entries.push([id, kind, part.byteLength]);
       parts.push(part);
       bytes += part.byteLength;
       if (id < first) first = id;
@@ -100,8 +117,8 @@ export function newestAnswer(sql: Sql, session: string): number | undefined {
   return typeof n === "number" ? n : undefined;
 }
 
-/** The recorded answer of call `id`: its frame, NOT_KEPT for a marker, `undefined` when no row holds it. */
-export function findAnswer(sql: Sql, session: string, id: number): WireFrame | typeof NOT_KEPT | undefined {
+/** The recorded answer of call `id`: its frame, NOT_KEPT or ACKNOWLEDGED for a marker, `undefined` when no row holds it. */
+export function findAnswer(sql: Sql, session: string, id: number): WireFrame | typeof NOT_KEPT | typeof ACKNOWLEDGED | undefined {
   const candidates = sql
     .exec("SELECT last, ids FROM _dorpc_replies WHERE session = ? AND last >= ? AND first <= ?", session, id, id)
     .toArray();
@@ -111,6 +128,7 @@ export function findAnswer(sql: Sql, session: string, id: number): WireFrame | t
     for (const [entryId, kind, bytes] of entries) {
       if (entryId === id) {
         if (kind === Kept.NotKept) return NOT_KEPT;
+        if (kind === Kept.Acknowledged) return ACKNOWLEDGED;
         const frames = sql.exec("SELECT frames FROM _dorpc_replies WHERE session = ? AND last = ?", session, candidate.last).one()
           .frames as ArrayBuffer;
         const answer = new Uint8Array(frames, offset, bytes);
@@ -127,11 +145,16 @@ export function deleteAnswersUpTo(sql: Sql, session: string, last: number): void
   sql.exec("DELETE FROM _dorpc_replies WHERE session = ? AND last <= ?", session, last);
 }
 
-/** How many bytes `text` takes as UTF-8 (as it is stored); counted only when it may exceed `max`. */
+/**
+ * Measures `text` as UTF-8 (as it is stored) against `max`: a number at most `max` when it fits
+ * (its length when it fits whatever it holds, else its UTF-8 size), else a number above `max`
+ * (counting stops there: a 1 MiB string is not walked to learn that it does not fit).
+ */
 export function utf8Bytes(text: string, max: number): number {
   if (text.length * 3 <= max) return text.length; // under the limit whatever it holds
+  if (text.length > max) return text.length; // over it whatever it holds: a character is a byte or more
   let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < text.length && bytes <= max; i++) {
     const c = text.charCodeAt(i);
     bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdbff ? (i++, 4) : 3;
   }

@@ -14,6 +14,14 @@ export function notKept(id: number): RpcError {
   );
 }
 
+/** The refusal of a duplicate of a call whose reply its client had acknowledged (it has the answer). */
+export function acknowledgedError(id: number): RpcError {
+  return new RpcError(
+    "DISCONNECTED",
+    `Call ${id} ran and its client acknowledged the reply, so its result was not kept; this copy of it was not run again.`,
+  );
+}
+
 /** The refusal of a resend the record no longer knows (swept, or past its window). */
 export function expired(id: number): RpcError {
   return new RpcError(

@@ -43,6 +43,7 @@
  * Internal module (workerd, and Node tests over `node:sqlite`; delivery-binding.ts binds it to an object).
  */
 import {
+  ACKNOWLEDGED,
   type Answer,
   CREATE_REPLIES,
   deleteAnswersUpTo,
@@ -56,7 +57,7 @@ import {
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
-import { expired, notKept, wipedError } from "./delivery-refusals.js";
+import { acknowledgedError, expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
 import { ForgottenSessions } from "./delivery-forgotten.js";
 import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
@@ -90,6 +91,8 @@ const FLUSH_BYTES = 1 << 20;
 /** An answer waiting in memory for its batch to be written. */
 interface Row extends Answer {
   readonly session: string;
+  /** Replaced by a marker when the client acknowledges the reply (`acknowledge`). */
+  stored: string | Uint8Array;
 }
 
 /** One object's delivery record. */
@@ -100,6 +103,8 @@ export class DeliveryRecord {
   /** Answers not written yet, in the order they were saved. */
   private pending: Row[] = [];
   private pendingBytes = 0;
+  /** Per session, its rows in `pending` that still hold an answer (see `acknowledge`). */
+  private readonly answers = new Map<string, Row[]>();
   /** Answers wait that must be written before this turn ends (see `save`'s `inFlush`). */
   private due = false;
   /** A microtask will write the waiting rows (see `objectWrites`). */
@@ -282,7 +287,8 @@ export class DeliveryRecord {
       const newest = newestAnswer(this.sql, session);
       if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
       const frame = findAnswer(this.sql, session, id);
-      return frame === undefined ? RUN_RECORDED : frame === NOT_KEPT ? { kind: "refuse", error: notKept(id) } : { kind: "replay", frame };
+      if (frame === undefined) return RUN_RECORDED;
+      return frame === NOT_KEPT || frame === ACKNOWLEDGED ? { kind: "refuse", error: markerRefusal(frame, id) } : { kind: "replay", frame };
     }
     const newest = newestAnswer(this.sql, session);
     // A session older than the last wipe, or forgotten: a call without a row may have run.
@@ -292,7 +298,7 @@ export class DeliveryRecord {
     if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
     const frame = newest === undefined ? undefined : findAnswer(this.sql, session, id);
     if (frame === undefined) return spans ? { kind: "refuse", error: forgotten ? expired(id) : wipedError(id) } : RUN_RECORDED; // else a later call was recorded, this one never was
-    if (frame === NOT_KEPT) return { kind: "refuse", error: notKept(id) };
+    if (frame === NOT_KEPT || frame === ACKNOWLEDGED) return { kind: "refuse", error: markerRefusal(frame, id) };
     return { kind: "replay", frame };
   }
 
@@ -329,8 +335,14 @@ export class DeliveryRecord {
     // what happened, never that the call ran).
     const max = this.options.maxResultBytes;
     const stored = !keep ? NOT_KEPT : size <= max ? frame : keep === "always" ? shortRefusal(frame, max) : NOT_KEPT;
-    this.pending.push({ session, id, stored });
+    const row: Row = { session, id, stored };
+    this.pending.push(row);
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
+    if (stored !== NOT_KEPT) {
+      const list = this.answers.get(session);
+      if (list) list.push(row);
+      else this.answers.set(session, [row]);
+    }
     const running = this.running.get(session, id);
     const now = Date.now();
     this.schedule.activity(now);
@@ -340,6 +352,28 @@ export class DeliveryRecord {
     } else this.waitOrFlush(now);
     if (this.memory.rowDue(session, now)) this.touch(session, now);
     this.release(session, id);
+  }
+
+  /**
+   * The client of `session` has had the replies of all its calls below `below` (or gave them up
+   * and never resends them): of their answers still waiting in memory, only a marker is written
+   * (ACKNOWLEDGED: a duplicate is refused, never run). A read-heavy session so writes no answers
+   * but those of the calls it had not acknowledged when the rows were written; and large answers
+   * no longer fill the rows (nor, past `FLUSH_BYTES`, force a write in the middle of a burst).
+   * Rows already written keep their answers until pruned. Costs the session's waiting rows.
+   */
+  acknowledge(session: string, below: number): void {
+    const list = this.answers.get(session);
+    if (!list) return;
+    let kept = 0;
+    for (const row of list) {
+      if (row.id < below) {
+        this.pendingBytes -= typeof row.stored === "string" ? row.stored.length : row.stored.byteLength;
+        row.stored = ACKNOWLEDGED;
+      } else list[kept++] = row;
+    }
+    if (kept === 0) this.answers.delete(session);
+    else list.length = kept;
   }
 
   /** Writes what `save(…, inFlush: true)` left for the end of the flush it ran in. */
@@ -368,6 +402,7 @@ export class DeliveryRecord {
     const rows = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
+    this.answers.clear();
     const only = rows[0]!.session;
     if (rows.every((row) => row.session === only)) {
       // The common case (one client, or one session's calls): no grouping.
@@ -441,4 +476,9 @@ export class DeliveryRecord {
     if (!this.memory.pruneDue(session, last, Math.max(1, Math.floor(this.options.window / 4)))) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
+}
+
+/** The refusal of a call whose row is a marker. */
+function markerRefusal(marker: string | Uint8Array, id: number): RpcError {
+  return marker === ACKNOWLEDGED ? acknowledgedError(id) : notKept(id);
 }

@@ -101,11 +101,16 @@ export type ApplyStep =
  *              (promise pipelining: the receiver runs that call first, then this one on its
  *              result, without a round trip).
  *  - `flags`: a bit set of `CallFlags`.
+ *  - `answered` (a client with an exactly-once session, when it has grown since it last said
+ *    it): every call of the sender's session with a lower id has had its reply (or was given up,
+ *    never to be resent). At most the call's own id. The receiver's delivery record then keeps
+ *    only markers for those calls' answers that still wait in memory (delivery.ts `acknowledge`).
  */
 export type CallEnvelope =
   | [id: number, chain: ChainStep[]]
   | [id: number, chain: ChainStep[], target: number]
-  | [id: number, chain: ChainStep[], target: number, flags: number];
+  | [id: number, chain: ChainStep[], target: number, flags: number]
+  | [id: number, chain: ChainStep[], target: number, flags: number, answered: number];
 
 /** Bits of a call envelope's `flags`. */
 export const CallFlags = {

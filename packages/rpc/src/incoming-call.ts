@@ -25,6 +25,8 @@ export interface Incoming {
   readonly steps: Step[];
   readonly target: number;
   readonly flags: number;
+  /** Every call of the sender's session below this id has had its reply (0: not said; see `CallEnvelope`). */
+  readonly answered: number;
   /** Calls of the same frame it pipelines on (target < 0 or PIPELINE records). */
   deps: Incoming[] | undefined;
   /** The frame's decode context (its blobs), for building record-table arguments at run time. */
@@ -57,7 +59,7 @@ export interface Incoming {
 }
 
 /**
- * Reads one envelope of a calls frame, `[id, chain, target?, flags?]`, into a call: checks its
+ * Reads one envelope of a calls frame, `[id, chain, target?, flags?, answered?]`, into a call: checks its
  * shape, the calls of the frame it pipelines on (added to `frame.deps`) and its chain (names
  * against the access policy, arguments against the limits). Throws the refusal.
  */
@@ -68,11 +70,18 @@ export function readIncoming(
   config: { readonly policy: AccessPolicy; readonly limits: RpcLimits; readonly label: string },
 ): Incoming {
   frame.deps = undefined;
-  if (envelope.length < 2 || envelope.length > 4) throw new RpcError("PROTOCOL", "A call must be [id, chain, target?, flags?].");
+  if (envelope.length < 2 || envelope.length > 5) throw new RpcError("PROTOCOL", "A call must be [id, chain, target?, flags?, answered?].");
   const target = envelope.length > 2 ? envelope[2] : 0;
   const flags = envelope.length > 3 ? envelope[3] : 0;
   if (!Number.isSafeInteger(target) || !Number.isSafeInteger(flags) || (flags as number) < 0) {
     throw new RpcError("PROTOCOL", "A call's target and flags must be integers.");
+  }
+  const answered = envelope.length > 4 ? envelope[4] : 0;
+  if (
+    envelope.length > 4 &&
+    (!Number.isSafeInteger(answered) || (answered as number) < 1 || (answered as number) > (envelope[0] as number))
+  ) {
+    throw new RpcError("PROTOCOL", "A call's answered must be an integer from 1 to the call's id.");
   }
   if ((target as number) < 0) (frame.deps ??= []).push(dependency(-(target as number), frame.byId));
   const steps = parseChain(
@@ -88,6 +97,7 @@ export function readIncoming(
     steps,
     target: target as number,
     flags: flags as number,
+    answered: answered as number,
     deps: frame.deps,
     ctx,
     outcome: undefined,
@@ -118,6 +128,7 @@ export function refusedCall(id: number, error: RpcError): Incoming {
     steps: [],
     target: 0,
     flags: 0,
+    answered: 0,
     deps: undefined,
     ctx: undefined as never,
     outcome: { ok: false, error },

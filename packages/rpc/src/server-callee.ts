@@ -37,6 +37,8 @@ export interface Records {
   /** Writes the answers `save(…, inFlush: true)` left for the end of the outbox's flush. */
   flushDue(): void;
   release(session: string, id: number): void;
+  /** Every call of `session` below `below` has had its reply: their answers still in memory become markers. */
+  acknowledge(session: string, below: number): void;
 }
 
 /** How a Durable Object serves calls, besides what every callee needs. */
@@ -108,6 +110,7 @@ export class ServerCallee extends Callee {
     const { records } = this.server;
     const session = this.conn.session;
     if (!records || !session) return super.admit(call);
+    if (call.answered > 0) records.acknowledge(session, call.answered);
     const recorded = (call.flags & CallFlags.System) === 0 && !this.readOnly(call);
     // After waiting for its run from an earlier connection, the record holds that run's answer:
     // the session is not "forgotten" for it.

@@ -143,6 +143,8 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
       // HTTP requests, where an armed timer could keep a Durable Object that calls out awake.
       keepArmed: !options.transport.connectionless,
       timerPerCall: options.transport.connectionless === true,
+      // The object keeps answers for resends: tell it which ones this session no longer needs.
+      acknowledge: options.exactlyOnce,
       unsentBecause: () => {
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
