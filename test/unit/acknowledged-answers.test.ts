@@ -230,3 +230,46 @@ describe("a hostile `answered` is refused with the call", () => {
     expect(conn.sentByServer.slice(before)).toEqual(['\u001eR[[3,0,"fast"]]']);
   });
 });
+
+describe("a text answer that may or may not fit maxResultBytes is measured when it is written", () => {
+  // Its length is between a third of the limit and the limit: only its UTF-8 size tells, and
+  // counting that per call cost as much as the call (a 64 KiB answer); most are acknowledged first.
+  function small(max: number) {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    const sql = nodeSql();
+    const watch = watchWrites({ sql });
+    const records = new DeliveryRecord(watch.sql, resolveDelivery({ maxResultBytes: max })!, watch);
+    records.hello(A, false);
+    return { sql, records };
+  }
+
+  it("two-byte characters past the limit: a marker (the resend is told it ran); ASCII of the same length: kept", () => {
+    const { records } = small(1000);
+    const wide = reply(1, "é".repeat(600)); // about 1,200 bytes of UTF-8 in 612 characters
+    const narrow = reply(2, "e".repeat(600));
+    for (const [id, frame] of [
+      [1, wide],
+      [2, narrow],
+    ] as const) {
+      records.decide(A, id, 0, true, false);
+      records.started(A, id);
+      records.save(A, id, frame, true);
+    }
+    vi.advanceTimersByTime(10);
+    expect(records.decide(A, 1, CallFlags.Retry, true, false)).toMatchObject({ kind: "refuse", error: { code: "DISCONNECTED" } });
+    expect(records.decide(A, 2, CallFlags.Retry, true, false)).toEqual({ kind: "replay", frame: narrow });
+  });
+
+  it("dorpc's own refusal past the limit is kept short, measured at the write too", () => {
+    const { records } = small(1000);
+    const refusal = `\u001eR[${JSON.stringify([1, 3, "BAD_REQUEST", "é".repeat(600)])}]`;
+    records.decide(A, 1, 0, true, false);
+    records.started(A, 1);
+    records.save(A, 1, refusal, "always");
+    vi.advanceTimersByTime(10);
+    const decision = records.decide(A, 1, CallFlags.Retry, true, false) as { kind: string; frame: string };
+    expect(decision.kind).toBe("replay");
+    expect(decision.frame.startsWith('\u001eR[[1,3,"BAD_REQUEST","éé')).toBe(true);
+    expect(new TextEncoder().encode(decision.frame).byteLength).toBeLessThanOrEqual(1000);
+  });
+});

@@ -36,6 +36,14 @@ export const ACKNOWLEDGED: Uint8Array = new Uint8Array(0);
 export interface Answer {
   readonly id: number;
   readonly stored: string | Uint8Array;
+  /**
+   * Set for a text frame that may or may not fit this many bytes of UTF-8 (its length is between
+   * a third of it and all of it): measured when it is encoded to be written, since most answers
+   * are acknowledged before that and never are; kept only if it fits (else a marker, or with
+   * `always` its short refusal).
+   */
+  readonly limit?: number;
+  readonly always?: boolean;
 }
 
 /** How an answer is kept in a row's `frames` (the kind in its `ids` entry). */
@@ -73,8 +81,14 @@ export function writeAnswers(sql: Sql, session: string, answers: readonly Answer
     let last = 0;
     let end = start;
     for (; end < answers.length; end++) {
-      const { id, stored } = answers[end]!;
-      const part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
+      const answer = answers[end]!;
+      const id = answer.id;
+      let stored = answer.stored;
+      let part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
+      if (answer.limit !== undefined && part.byteLength > answer.limit) {
+        stored = answer.always ? shortRefusal(stored, answer.limit) : NOT_KEPT;
+        part = stored === NOT_KEPT ? EMPTY : encoder.encode(stored as string);
+      }
       if (end > start && bytes + part.byteLength > BATCH_BYTES) break;
       const kind =
         stored === NOT_KEPT

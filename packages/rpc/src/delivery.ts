@@ -51,7 +51,6 @@ import {
   NOT_KEPT,
   newestAnswer,
   shortRefusal,
-  utf8Bytes,
   writeAnswers,
 } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
@@ -330,12 +329,24 @@ export class DeliveryRecord {
    * one for the record alone).
    */
   save(session: string, id: number, frame: WireFrame, keep: boolean | "always", inFlush = false): void {
-    const size = typeof frame === "string" ? utf8Bytes(frame, this.options.maxResultBytes) : frame.byteLength;
     // "always": dorpc's own refusal, short: kept whatever maxResultBytes says (a resend is told
     // what happened, never that the call ran).
     const max = this.options.maxResultBytes;
-    const stored = !keep ? NOT_KEPT : size <= max ? frame : keep === "always" ? shortRefusal(frame, max) : NOT_KEPT;
-    const row: Row = { session, id, stored };
+    const always = keep === "always";
+    let stored: WireFrame = NOT_KEPT;
+    let limit: number | undefined;
+    if (!keep) stored = NOT_KEPT;
+    else if (typeof frame !== "string") stored = frame.byteLength <= max ? frame : always ? shortRefusal(frame, max) : NOT_KEPT;
+    else if (frame.length * 3 <= max)
+      stored = frame; // fits whatever it holds
+    else if (frame.length > max)
+      stored = always ? shortRefusal(frame, max) : NOT_KEPT; // cannot fit: a character is a byte or more
+    else {
+      // Measured when it is written (delivery-batches.ts): most answers are acknowledged before.
+      stored = frame;
+      limit = max;
+    }
+    const row: Row = limit === undefined ? { session, id, stored } : { session, id, stored, limit, always };
     this.pending.push(row);
     this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
     if (stored !== NOT_KEPT) {
