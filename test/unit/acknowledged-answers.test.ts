@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRpcClient, withCallOptions } from "../../packages/rpc/src/client.js";
 import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
-import { CallFlags } from "../../packages/rpc/src/envelopes.js";
+import { CallFlags, FrameKind } from "../../packages/rpc/src/envelopes.js";
+import { writeFrame } from "../../packages/rpc/src/frame.js";
 import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
 import { type NodeSql, nodeSql } from "../support/node-sql.js";
 import { pairWith } from "../support/paired-transport.js";
@@ -271,5 +272,40 @@ describe("a text answer that may or may not fit maxResultBytes is measured when 
     expect(decision.kind).toBe("replay");
     expect(decision.frame.startsWith('\u001eR[[1,3,"BAD_REQUEST","éé')).toBe(true);
     expect(new TextEncoder().encode(decision.frame).byteLength).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe("a binary answer is handed to the record unbuilt, and built only if it is written", () => {
+  const json = '[[1,0,[4,["Uint8Array",0]]]]';
+  const bytes = (n: number) => [Uint8Array.from({ length: n }, (_, i) => i % 251)];
+
+  it("written: the stored frame is the one the reply was sent as; acknowledged: nothing is built or stored", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    const { sql, records } = record();
+    for (const id of [1, 2]) {
+      records.decide(A, id, 0, true, false);
+      records.started(A, id);
+      records.save(A, id, { json: json.replace("[[1,", `[[${id},`), blobs: bytes(1024) }, true);
+    }
+    records.acknowledge(A, 2);
+    vi.advanceTimersByTime(10);
+    const sent = writeFrame(FrameKind.Replies, json.replace("[[1,", "[[2,"), bytes(1024)) as Uint8Array;
+    expect(records.decide(A, 2, CallFlags.Retry, true, false)).toEqual({ kind: "replay", frame: sent });
+    expect(stored(sql).bytes).toBe(sent.byteLength);
+  });
+
+  it("one whose largest possible size passes maxResultBytes is built at once and measured exactly", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    const sql = nodeSql();
+    const watch = watchWrites({ sql });
+    const frame = writeFrame(FrameKind.Replies, json, bytes(1000)) as Uint8Array;
+    // The limit is the frame's exact size: the bound (3 bytes a JSON character) passes it.
+    const records = new DeliveryRecord(watch.sql, resolveDelivery({ maxResultBytes: frame.byteLength })!, watch);
+    records.hello(A, false);
+    records.decide(A, 1, 0, true, false);
+    records.started(A, 1);
+    records.save(A, 1, { json, blobs: bytes(1000) }, true);
+    vi.advanceTimersByTime(10);
+    expect(records.decide(A, 1, CallFlags.Retry, true, false)).toEqual({ kind: "replay", frame });
   });
 });

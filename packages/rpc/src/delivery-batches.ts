@@ -32,10 +32,23 @@ export const NOT_KEPT = "";
  */
 export const ACKNOWLEDGED: Uint8Array = new Uint8Array(0);
 
-/** An answer waiting to be written: the frame that carried it (kept as handed over), NOT_KEPT or ACKNOWLEDGED. */
+/**
+ * A binary reply frame not built yet: its JSON body (the envelopes in brackets) and its blobs
+ * (the reply's own copies). The record builds it only if it writes it: most answers are
+ * acknowledged first, and building costs a copy of the bytes.
+ */
+export interface Unbuilt {
+  readonly json: string;
+  readonly blobs: readonly Uint8Array[];
+}
+
+/**
+ * An answer waiting to be written: the frame that carried it (kept as handed over, or Unbuilt),
+ * NOT_KEPT or ACKNOWLEDGED.
+ */
 export interface Answer {
   readonly id: number;
-  readonly stored: string | Uint8Array;
+  readonly stored: string | Uint8Array | Unbuilt;
   /**
    * Set for a text frame that may or may not fit this many bytes of UTF-8 (its length is between
    * a third of it and all of it): measured when it is encoded to be written, since most answers
@@ -84,6 +97,7 @@ export function writeAnswers(sql: Sql, session: string, answers: readonly Answer
       const answer = answers[end]!;
       const id = answer.id;
       let stored = answer.stored;
+      if (typeof stored === "object" && !(stored instanceof Uint8Array)) stored = writeFrame(FrameKind.Replies, stored.json, stored.blobs);
       let part = stored === NOT_KEPT ? EMPTY : typeof stored === "string" ? encoder.encode(stored) : stored;
       if (answer.limit !== undefined && part.byteLength > answer.limit) {
         stored = answer.always ? shortRefusal(stored, answer.limit) : NOT_KEPT;
@@ -152,6 +166,45 @@ export function findAnswer(sql: Sql, session: string, id: number): WireFrame | t
     }
   }
   return undefined;
+}
+
+/** What the record keeps of an answer, and what that weighs in memory until it is written. */
+export interface KeptAnswer {
+  readonly stored: Answer["stored"];
+  readonly size: number;
+  readonly limit?: number;
+  readonly always?: boolean;
+}
+
+/**
+ * What the record keeps of the answer carried by `frame`: the frame when it fits `max` bytes, a
+ * marker (NOT_KEPT) when the method keeps no result or it does not fit — "always" (dorpc's own
+ * refusal) keeps its short form instead, so a resend is told what happened. A text frame that
+ * may or may not fit is measured when written (`Answer.limit`); an Unbuilt one is kept unbuilt
+ * when even its largest possible size fits.
+ */
+export function keptAnswer(frame: WireFrame | Unbuilt, keep: boolean | "always", max: number): KeptAnswer {
+  if (!keep) return { stored: NOT_KEPT, size: 0 };
+  const always = keep === "always";
+  if (typeof frame === "string") {
+    if (frame.length * 3 <= max) return { stored: frame, size: frame.length }; // fits whatever it holds
+    if (frame.length > max) return cutAnswer(frame, always, max); // cannot fit: a character is a byte or more
+    return { stored: frame, size: frame.length, limit: max, always };
+  }
+  if (frame instanceof Uint8Array)
+    return frame.byteLength <= max ? { stored: frame, size: frame.byteLength } : cutAnswer(frame, always, max);
+  // Built, it takes at most: the fixed header, the blob table, the JSON (≤ 3 bytes a character)
+  // and its padding (< 16 bytes), then the blobs.
+  let bound = 12 + 4 * frame.blobs.length + 3 * frame.json.length + 15;
+  for (const blob of frame.blobs) bound += blob.byteLength;
+  if (bound <= max) return { stored: frame, size: bound };
+  return keptAnswer(writeFrame(FrameKind.Replies, frame.json, frame.blobs), keep, max);
+}
+
+/** An answer that does not fit: a marker, or dorpc's own refusal (`always`) kept short. */
+function cutAnswer(whole: WireFrame, always: boolean, max: number): KeptAnswer {
+  const short = always ? shortRefusal(whole, max) : NOT_KEPT;
+  return { stored: short, size: typeof short === "string" ? short.length : short.byteLength };
 }
 
 /** Deletes `session`'s rows whose newest call is at or below `last`. */

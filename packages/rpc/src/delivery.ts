@@ -44,17 +44,18 @@
  */
 import {
   ACKNOWLEDGED,
-  type Answer,
   CREATE_REPLIES,
   deleteAnswersUpTo,
   findAnswer,
+  keptAnswer,
   NOT_KEPT,
   newestAnswer,
-  shortRefusal,
+  type Unbuilt,
   writeAnswers,
 } from "./delivery-batches.js";
 import type { ResolvedDelivery } from "./delivery-options.js";
 import { FlushSchedule } from "./delivery-schedule.js";
+import { type Row, WaitingAnswers } from "./delivery-waiting.js";
 import { SessionMemory, SessionSweep } from "./delivery-sessions.js";
 import { acknowledgedError, expired, notKept, wipedError } from "./delivery-refusals.js";
 import { Wipes } from "./delivery-wipe.js";
@@ -87,23 +88,13 @@ const MERGE_HOPS = 8;
 const FLUSH_ROWS = 4096;
 const FLUSH_BYTES = 1 << 20;
 
-/** An answer waiting in memory for its batch to be written. */
-interface Row extends Answer {
-  readonly session: string;
-  /** Replaced by a marker when the client acknowledges the reply (`acknowledge`). */
-  stored: string | Uint8Array;
-}
-
 /** One object's delivery record. */
 export class DeliveryRecord {
   private created = false;
   /** Recorded calls still running (delivery-running.ts): a resend waits for them. */
   private readonly running = new RunningCalls();
   /** Answers not written yet, in the order they were saved. */
-  private pending: Row[] = [];
-  private pendingBytes = 0;
-  /** Per session, its rows in `pending` that still hold an answer (see `acknowledge`). */
-  private readonly answers = new Map<string, Row[]>();
+  private readonly pending = new WaitingAnswers();
   /** Answers wait that must be written before this turn ends (see `save`'s `inFlush`). */
   private due = false;
   /** A microtask will write the waiting rows (see `objectWrites`). */
@@ -156,7 +147,7 @@ export class DeliveryRecord {
    */
   private objectWrites(transaction: boolean): void {
     if (transaction) this.flush();
-    else if (!this.flushQueued && (this.pending.length > 0 || this.sessions.size > 0)) {
+    else if (!this.flushQueued && (this.pending.count > 0 || this.sessions.size > 0)) {
       this.flushQueued = true;
       this.queueFlush(MERGE_HOPS);
     }
@@ -325,35 +316,12 @@ export class DeliveryRecord {
    * `flushAfter` is 0) — at once, or with `inFlush` at the `flushDue()` that ends the outbox's
    * flush this save runs in, together with the answers of the other calls of that flush — else
    * kept in memory until the next write or a quiet `flushAfter` ms (see the module comment). A
-   * binary frame is kept as it is, not copied: the caller hands it over (server-callee.ts builds
-   * one for the record alone).
+   * binary frame is kept as it is, not copied: the caller hands it over, or hands over an Unbuilt
+   * one (server-callee.ts), built only if it is written (`keptAnswer` says what is kept).
    */
-  save(session: string, id: number, frame: WireFrame, keep: boolean | "always", inFlush = false): void {
-    // "always": dorpc's own refusal, short: kept whatever maxResultBytes says (a resend is told
-    // what happened, never that the call ran).
-    const max = this.options.maxResultBytes;
-    const always = keep === "always";
-    let stored: WireFrame = NOT_KEPT;
-    let limit: number | undefined;
-    if (!keep) stored = NOT_KEPT;
-    else if (typeof frame !== "string") stored = frame.byteLength <= max ? frame : always ? shortRefusal(frame, max) : NOT_KEPT;
-    else if (frame.length * 3 <= max)
-      stored = frame; // fits whatever it holds
-    else if (frame.length > max)
-      stored = always ? shortRefusal(frame, max) : NOT_KEPT; // cannot fit: a character is a byte or more
-    else {
-      // Measured when it is written (delivery-batches.ts): most answers are acknowledged before.
-      stored = frame;
-      limit = max;
-    }
-    const row: Row = limit === undefined ? { session, id, stored } : { session, id, stored, limit, always };
-    this.pending.push(row);
-    this.pendingBytes += typeof stored === "string" ? stored.length : stored.byteLength;
-    if (stored !== NOT_KEPT) {
-      const list = this.answers.get(session);
-      if (list) list.push(row);
-      else this.answers.set(session, [row]);
-    }
+  save(session: string, id: number, frame: WireFrame | Unbuilt, keep: boolean | "always", inFlush = false): void {
+    const row: Row = { session, id, ...keptAnswer(frame, keep, this.options.maxResultBytes) };
+    this.pending.add(row);
     const running = this.running.get(session, id);
     const now = Date.now();
     this.schedule.activity(now);
@@ -374,17 +342,7 @@ export class DeliveryRecord {
    * Rows already written keep their answers until pruned. Costs the session's waiting rows.
    */
   acknowledge(session: string, below: number): void {
-    const list = this.answers.get(session);
-    if (!list) return;
-    let kept = 0;
-    for (const row of list) {
-      if (row.id < below) {
-        this.pendingBytes -= typeof row.stored === "string" ? row.stored.length : row.stored.byteLength;
-        row.stored = ACKNOWLEDGED;
-      } else list[kept++] = row;
-    }
-    if (kept === 0) this.answers.delete(session);
-    else list.length = kept;
+    this.pending.acknowledge(session, below);
   }
 
   /** Writes what `save(…, inFlush: true)` left for the end of the flush it ran in. */
@@ -409,11 +367,8 @@ export class DeliveryRecord {
       this.sessions.clear();
       for (const [session, lastAt] of sessions) this.writeSession(session, lastAt);
     }
-    if (this.pending.length === 0) return;
-    const rows = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.answers.clear();
+    if (this.pending.count === 0) return;
+    const rows = this.pending.take();
     const only = rows[0]!.session;
     if (rows.every((row) => row.session === only)) {
       // The common case (one client, or one session's calls): no grouping.
@@ -443,7 +398,7 @@ export class DeliveryRecord {
 
   /** Flushes when too much waits, else leaves the rows to the schedule. */
   private waitOrFlush(now: number): void {
-    if (this.pending.length + this.sessions.size >= FLUSH_ROWS || this.pendingBytes >= FLUSH_BYTES) this.flush();
+    if (this.pending.count + this.sessions.size >= FLUSH_ROWS || this.pending.bytes >= FLUSH_BYTES) this.flush();
     else this.schedule.waiting(now);
   }
 

@@ -18,6 +18,7 @@ import { decodeContext, fromRecords, readValue } from "./codec.js";
 import type { Connection } from "./connection.js";
 import { type RunningCall, swapCurrent } from "./current-call.js";
 import type { Decision } from "./delivery.js";
+import type { Unbuilt } from "./delivery-batches.js";
 import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { readFrame, type WireFrame, writeFrame } from "./frame.js";
@@ -33,7 +34,7 @@ export interface Records {
   started(session: string, id: number, run?: Incoming): void;
   /** Aborts the signal of call `id` of `session` (every call of it without `id`) still running from an earlier connection. */
   cancel(session: string, id?: number): void;
-  save(session: string, id: number, frame: WireFrame, keep: boolean | "always", inFlush?: boolean): void;
+  save(session: string, id: number, frame: WireFrame | Unbuilt, keep: boolean | "always", inFlush?: boolean): void;
   /** Writes the answers `save(…, inFlush: true)` left for the end of the outbox's flush. */
   flushDue(): void;
   release(session: string, id: number): void;
@@ -213,7 +214,16 @@ export class ServerCallee extends Callee {
       );
     } else
       this.conn.outbox.afterFlush(() =>
-        records.save(session, call.id, writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs), keep, true),
+        // Bytes unbuilt: the record builds their frame only if it writes it (most are acknowledged first).
+        records.save(
+          session,
+          call.id,
+          reply.blobs.length
+            ? { json: `[${reply.json}]`, blobs: reply.blobs }
+            : writeFrame(FrameKind.Replies, `[${reply.json}]`, reply.blobs),
+          keep,
+          true,
+        ),
       );
   }
 
