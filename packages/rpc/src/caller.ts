@@ -93,6 +93,8 @@ export class Caller implements CallMaker {
   private readonly flushNext = () => microtask(this.flushBound);
   /** Numbers the frames calls are put in (`OutgoingCall.frame`): a call's deps must share its frame. */
   private frameCount = 0;
+  /** Counts the calls put in frames (`OutgoingCall.order`). */
+  private putCount = 0;
   /** The open connection calls go out on, if any. */
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
@@ -377,6 +379,7 @@ export class Caller implements CallMaker {
     call.onStub = undefined;
     if (call.exports) this.options.exports.sent(call.exports);
     call.frame = frame;
+    call.order = ++this.putCount;
   }
 
   /**
@@ -465,7 +468,9 @@ export class Caller implements CallMaker {
       if (call.exports) this.options.exports.repin(call.exports);
       again.push(call);
     }
-    again.sort((a, b) => a.id - b.id);
+    // In the order they were sent: a call that pipelines on a lazy read it made (a higher id, sent
+    // before it) must follow that read again, in the same frame.
+    again.sort((a, b) => a.order - b.order);
     this.queue = [...again, ...this.queue];
   }
 

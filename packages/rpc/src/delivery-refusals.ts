@@ -14,11 +14,14 @@ export function notKept(id: number): RpcError {
   );
 }
 
-/** The refusal of a duplicate of a call whose reply its client had acknowledged (it has the answer). */
+/**
+ * The refusal of a copy of a call whose reply its client had acknowledged (it has the answer,
+ * whether the call ran or was refused).
+ */
 export function acknowledgedError(id: number): RpcError {
   return new RpcError(
     "DISCONNECTED",
-    `Call ${id} ran and its client acknowledged the reply, so its result was not kept; this copy of it was not run again.`,
+    `Call ${id} was answered and its client acknowledged the reply, so the answer was not kept; this copy of it was not run.`,
   );
 }
 

@@ -152,10 +152,13 @@ export async function handleBatch(
 function frameAnswer(frames: WireFrame[]): Response {
   if (frames.length === 1) {
     const frame = frames[0]!;
-    return new Response(frame as BodyInit, { headers: { "Content-Type": FRAME_TYPE } });
+    return new Response(frame as Body, { headers: { "Content-Type": FRAME_TYPE } });
   }
-  return new Response(joinFrames(frames) as BodyInit, { headers: { "Content-Type": FRAMES_TYPE } });
+  return new Response(joinFrames(frames) as Body, { headers: { "Content-Type": FRAMES_TYPE } });
 }
+
+/** What a Response is made of (the global `BodyInit` type is not in every lib these files are checked with). */
+type Body = ConstructorParameters<typeof Response>[0];
 
 // ---------------------------------------------------------------------------------------------
 // The JSON form

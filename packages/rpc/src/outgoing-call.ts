@@ -61,6 +61,11 @@ export class OutgoingCall {
   /** The caller's number of the frame it was last put in (0: none yet), for `deps` checks. */
   frame = 0;
   /**
+   * When it was last put in a frame, counted over the caller's calls: resends go out in this
+   * order, not by id (a lazy read a call makes gets a higher id and goes before it).
+   */
+  order = 0;
+  /**
    * The reads it made of lazy paths passed as arguments (`client.config` in `f(client.config)`),
    * by the path: encoding it again uses the same read, never a second one.
    */
