@@ -75,6 +75,7 @@ describe("what the smallest page bundles", () => {
       "byte-records.js",
       "bytes.js",
       "call-options.js", // per-call timeout, signal, idempotent (withCallOptions)
+      "call-sending.js",
       "call-timeouts.js",
       "call-writer.js",
       "callee-references.js",

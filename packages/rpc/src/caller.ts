@@ -2,8 +2,9 @@
  * The caller half of a connection: the calls this end makes. One implementation for both ends:
  * a client's session owns one for its whole life (calls survive reconnects), a Durable Object
  * has one per socket (pushes and callbacks it calls on that client). What a call is on the wire
- * (its chain, arguments and the references they carry) is written by call-writer.ts; the timer
- * behind every call's timeout is call-timeouts.ts.
+ * (its chain, arguments and the references they carry) is written by call-writer.ts, and put in
+ * a connection's outbox by call-sending.ts; the timer behind every call's timeout is
+ * call-timeouts.ts.
  *
  * Invariants:
  *  - A call is sent when it is made: encoded at once (so later mutation of an argument does not
@@ -22,9 +23,10 @@
  *
  * Internal module.
  */
-import { DEFER, envelope, lostReference, writeCall } from "./call-writer.js";
+import { DEFER, lostReference, writeCall } from "./call-writer.js";
+import { CallSending } from "./call-sending.js";
 import type { Connection } from "./connection.js";
-import { CallFlags, FrameKind } from "./envelopes.js";
+import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { type Base, depsInFrame, failedCall, OutgoingCall } from "./outgoing-call.js";
@@ -76,12 +78,8 @@ export interface CallerOptions {
 export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => RpcError | Promise<RpcError | undefined> | undefined;
 
 export class Caller implements CallMaker {
-  /** 0 until the first call asks `options.firstId`. */
-  private nextId = 0;
-  /** Every call with a lower id has settled (advanced lazily, see `answeredBelow`). */
-  private low = 0;
-  /** The last `answered` sent (`options.acknowledge`). */
-  private acked = 0;
+  /** The id the next call gets; 0 until the first call asks `options.firstId`. */
+  nextId = 0;
   /** Calls made and not settled (queued or waiting for a reply), by id. */
   readonly pending = new Map<number, OutgoingCall>();
   /** Calls not yet handed to a connection, in order. */
@@ -93,8 +91,8 @@ export class Caller implements CallMaker {
   private readonly flushNext = () => microtask(this.flushBound);
   /** Numbers the frames calls are put in (`OutgoingCall.frame`): a call's deps must share its frame. */
   private frameCount = 0;
-  /** Counts the calls put in frames (`OutgoingCall.order`). */
-  private putCount = 0;
+  /** How calls are put in the outbox (call-sending.ts). */
+  private readonly sending: CallSending;
   /** The open connection calls go out on, if any. */
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
@@ -108,6 +106,7 @@ export class Caller implements CallMaker {
 
   constructor(private readonly options: CallerOptions) {
     this.timeouts = new CallTimeouts(this, options);
+    this.sending = new CallSending(this, options.exports, options.acknowledge === true);
     this.host = {
       timeout: options.timeout,
       arm: (call, timeout) => this.timeouts.arm(call, timeout),
@@ -165,7 +164,7 @@ export class Caller implements CallMaker {
     if (this.queue.length >= limits.maxPendingCalls) this.queue = this.queue.filter((c) => !c.settled);
     const checked = args && base.kind === "root" && this.argsCheck ? this.argsCheck(path, args) : undefined;
     if (checked instanceof RpcError) return failedCall(checked);
-    if (this.nextId === 0) this.nextId = this.low = this.acked = this.options.firstId?.() ?? 1;
+    if (this.nextId === 0) this.sending.start((this.nextId = this.options.firstId?.() ?? 1));
     const call = new OutgoingCall(this.nextId++);
     let failed: { error: unknown } | undefined;
     try {
@@ -280,7 +279,8 @@ export class Caller implements CallMaker {
           }
           // Lazy paths it reads that were only read now (they were after a deferral point) go
           // first, in this frame: the call names them.
-          if (call.lazyReads) for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) this.put(read, conn, frame);
+          if (call.lazyReads)
+            for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) this.sending.put(read, conn, frame);
         }
         if (call.conn && call.conn !== conn) {
           this.fail(call, lostReference(this.label, call.conn.caller !== this));
@@ -293,7 +293,7 @@ export class Caller implements CallMaker {
           frameHasBlobs = false;
           frame = ++this.frameCount;
         }
-        this.put(call, conn, frame);
+        this.sending.put(call, conn, frame);
         if (call.blobs.length) frameHasBlobs = true;
       }
       this.queue = i === queue.length ? [] : queue.slice(i);
@@ -364,67 +364,6 @@ export class Caller implements CallMaker {
         if (!call.observed) this.options.onUnobservedError(outcome);
       }, 0);
     }
-  }
-
-  /** Puts `call` in the outbox's current frame (number `frame`) on `conn`. */
-  private put(call: OutgoingCall, conn: Connection, frame: number): void {
-    let answered = 0;
-    if (this.options.acknowledge) {
-      const low = this.answeredBelow();
-      if (low > this.acked) answered = this.acked = low;
-    }
-    if (call.ready) conn.outbox.add(FrameKind.Calls, envelope(call, answered), call.blobs, this.whenReady(call, conn));
-    else conn.outbox.add(FrameKind.Calls, envelope(call, answered), call.blobs);
-    call.sentOn = conn;
-    call.onStub = undefined;
-    if (call.exports) this.options.exports.sent(call.exports);
-    call.frame = frame;
-    call.order = ++this.putCount;
-  }
-
-  /**
-   * The lowest id of a call not settled yet (every call below it has had its reply, failed or
-   * was given up: none of them is ever sent again), or the next id when all have. Ids are given
-   * in order, so it only moves up: each id is stepped over once.
-   */
-  private answeredBelow(): number {
-    while (this.low < this.nextId && !this.pending.has(this.low)) this.low++;
-    return this.low;
-  }
-
-  /**
-   * What the outbox waits for before it sends `call`, whose Blob bytes are being read: `undefined`
-   * once they are; `null` (the envelope is dropped) when they cannot be read (the call fails with
-   * that error, and so do the calls pipelining on it) or when the call settled first (timed out,
-   * aborted: it must not hold back the calls after it). A dropped envelope never reached the peer:
-   * what it handed out by reference is given back here (after a cut it was put back to be resent
-   * and pinned again: `finish` unpins it then).
-   */
-  private whenReady(call: OutgoingCall, conn: Connection): Promise<null | undefined> {
-    return new Promise((resolve) => {
-      let decided = false;
-      const drop = (): void => {
-        if (decided) return;
-        decided = true;
-        if (call.sentOn === conn && call.exports) {
-          for (const id of call.exports) this.options.exports.release(id, 1);
-          call.exports = undefined;
-        }
-        resolve(null);
-      };
-      call.ready!.then(
-        () => {
-          if (decided) return;
-          decided = true;
-          resolve(undefined);
-        },
-        (error: unknown) => {
-          drop();
-          this.fail(call, error);
-        },
-      );
-      call.whenSettled(drop);
-    });
   }
 
   /** A call that could not be encoded: the reads of lazy paths it made for it are not sent. */
