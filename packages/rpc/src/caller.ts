@@ -35,6 +35,10 @@ import { applyCallOptions, type CallOptions, clearDeadline, type OptionsHost } f
 import type { ExportTable } from "./references.js";
 import { CallTimeouts } from "./call-timeouts.js";
 import { microtask } from "./timers.js";
+import { frameSize, MAX_ENVELOPES, MAX_SHARED_FRAME } from "./outbox.js";
+
+/** More than the characters an envelope adds to its chain (id, target, flags, answered, brackets). */
+const ENVELOPE_SLACK = 64;
 
 export interface CallerOptions {
   /** Default per-call timeout in ms; 0 disables. */
@@ -241,6 +245,12 @@ export class Caller implements CallMaker {
     const outbox = conn.outbox;
     let frameHasBlobs = false;
     let frame = ++this.frameCount;
+    // What the frame holds so far, as the outbox measures it: the caller cuts where the outbox
+    // would (size, envelope count), so a call that pipelines on one before a cut knows it must wait.
+    let frameCalls = 0;
+    let frameChars = 0;
+    let frameBlobs = 0;
+    let frameBlobBytes = 0;
     let i = 0;
     // Held: the frame leaves at `release`, not again in a microtask of its own.
     outbox.hold();
@@ -249,6 +259,20 @@ export class Caller implements CallMaker {
         const call = queue[i]!;
         if (call.settled || call.sentOn) continue; // timed out, aborted or failed while queued; sent ahead of its turn
         if (call.held) break; // its client-side schema has not answered: it and every later call wait
+        let bytes = 0;
+        for (const blob of call.blobs) bytes += blob.byteLength;
+        const chars = call.chain.length + ENVELOPE_SLACK;
+        if (
+          frameCalls > 0 &&
+          (frameCalls >= MAX_ENVELOPES ||
+            frameSize(frameChars + chars, frameBlobs + call.blobs.length, frameBlobBytes + bytes) > MAX_SHARED_FRAME)
+        ) {
+          outbox.flush();
+          frameHasBlobs = false;
+          frame = ++this.frameCount;
+          frameCalls = frameChars = frameBlobs = frameBlobBytes = 0;
+          if (this.options.congested?.()) break;
+        }
         if (call.blobs.length && frameHasBlobs) {
           // One envelope's blobs per frame: cut here. A call that pipelines on one before the
           // cut then waits for it (below) instead of naming a call of another frame.
@@ -295,6 +319,10 @@ export class Caller implements CallMaker {
         }
         this.sending.put(call, conn, frame);
         if (call.blobs.length) frameHasBlobs = true;
+        frameCalls++;
+        frameChars += chars;
+        frameBlobs += call.blobs.length;
+        frameBlobBytes += bytes;
       }
       this.queue = i === queue.length ? [] : queue.slice(i);
     } finally {

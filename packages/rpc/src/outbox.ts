@@ -47,7 +47,7 @@ export const MAX_SHARED_FRAME = 64 * 1024;
  * UTF-8, at most three bytes a unit) with `chars` units of envelopes and commas, `blobCount`
  * blobs of `blobBytes` bytes in all.
  */
-function frameSize(chars: number, blobCount: number, blobBytes: number): number {
+export function frameSize(chars: number, blobCount: number, blobBytes: number): number {
   // Text: mark, kind and the brackets. Binary: its fixed header, the blob table and padding.
   return blobCount === 0 ? chars + 4 : 3 * (chars + 2) + 12 + 4 * blobCount + 8 + blobBytes;
 }
