@@ -5,65 +5,10 @@
  * makes has a higher id and goes before it).
  */
 import { describe, expect, it } from "vitest";
-import { createRpcClient } from "../../packages/rpc/src/client.js";
-import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
-import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
-import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
-import { nodeSql } from "../support/node-sql.js";
-import { pairWith, type Paired } from "../support/paired-transport.js";
+import { resendSetup, wait } from "../support/resend-harness.js";
 import { settle } from "./helpers.js";
 
-class Api {
-  paired!: Paired;
-  cutNext = false;
-  runs = new Map<string, number>();
-  gates: (() => void)[] = [];
-  private count(name: string) {
-    this.runs.set(name, (this.runs.get(name) ?? 0) + 1);
-    if (this.cutNext) {
-      this.cutNext = false;
-      const conn = this.paired.connections.at(-1)!;
-      setTimeout(() => conn.cut(), 0); // before the reply's delivery timer
-    }
-  }
-  fast(): string {
-    this.count("fast");
-    return "fast";
-  }
-  bytes(n: number): Uint8Array {
-    this.count("bytes");
-    return Uint8Array.from({ length: n }, (_, i) => (i * 7) % 251);
-  }
-  slow(): Promise<string> {
-    this.count("slow");
-    return new Promise((resolve) => this.gates.push(() => resolve("slow")));
-  }
-  echo(v: unknown): unknown {
-    this.count("echo");
-    return v;
-  }
-  get config(): { a: number } {
-    return { a: 1 };
-  }
-}
-
-function setup(timeout = 0) {
-  const sql = nodeSql();
-  const watch = watchWrites({ sql });
-  const records = new DeliveryRecord(watch.sql, resolveDelivery({})!, watch);
-  const target = new Api();
-  const paired = pairWith(target, undefined, { records });
-  target.paired = paired;
-  const rpc = createRpcClient<Api>("A", "resends", {
-    transport: paired.factory,
-    heartbeat: false,
-    timeout,
-    reconnect: { initialDelay: 0, maxDelay: 0, jitter: 0 },
-  });
-  return { sql, records, target, paired, rpc };
-}
-
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const setup = (timeout = 0) => resendSetup("resends", timeout);
 
 describe("resends with acknowledged answers around them", () => {
   it("binary answer lost with the connection: the resend gets the same bytes, the method runs once", async () => {
@@ -72,7 +17,7 @@ describe("resends with acknowledged answers around them", () => {
     expect(await rpc.fast()).toBe("fast"); // 1
     const p2 = rpc.fast(); // 2
     expect(await p2).toBe("fast");
-    target.cutNext = true;
+    target.cuts = 1;
     const got = await rpc.bytes(5000); // 3: reply lost, resent
     expect(paired.connections.length).toBeGreaterThan(1);
     expect(target.runs.get("bytes")).toBe(1);
@@ -105,7 +50,7 @@ describe("resends with acknowledged answers around them", () => {
     const { target, paired, rpc } = setup(2000);
     using _ = rpc;
     expect(await rpc.fast()).toBe("fast");
-    target.cutNext = true;
+    target.cuts = 1;
     const r = await rpc.echo(rpc.config as never).catch((error: unknown) => error);
     expect(paired.connections.length).toBe(2);
     expect(paired.connections[1]!.sentByClient.length).toBeGreaterThan(0); // the resends went out

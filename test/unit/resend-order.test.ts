@@ -6,63 +6,10 @@
  * call pipelining on it made in the same turn.
  */
 import { describe, expect, it } from "vitest";
-import { createRpcClient, withCallOptions } from "../../packages/rpc/src/client.js";
-import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
-import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
-import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
-import { nodeSql } from "../support/node-sql.js";
-import { pairWith, type Paired } from "../support/paired-transport.js";
+import { withCallOptions } from "../../packages/rpc/src/client.js";
+import { resendSetup, wait } from "../support/resend-harness.js";
 
-class Api {
-  paired!: Paired;
-  cuts = 0;
-  runs = new Map<string, number>();
-  gates: (() => void)[] = [];
-  private count(name: string) {
-    this.runs.set(name, (this.runs.get(name) ?? 0) + 1);
-    if (this.cuts > 0) {
-      this.cuts--;
-      const conn = this.paired.connections.at(-1)!;
-      setTimeout(() => conn.cut(), 0);
-    }
-  }
-  fast(): string {
-    this.count("fast");
-    return "fast";
-  }
-  slow(): Promise<string> {
-    this.count("slow");
-    return new Promise((resolve) => this.gates.push(() => resolve("slow")));
-  }
-  echo(v: unknown): unknown {
-    this.count("echo");
-    return v;
-  }
-  getValue(): number {
-    this.count("getValue");
-    return 7;
-  }
-  get config(): { a: number } {
-    return { a: 1 };
-  }
-}
-
-function setup(timeout = 2000) {
-  const sql = nodeSql();
-  const watch = watchWrites({ sql });
-  const records = new DeliveryRecord(watch.sql, resolveDelivery({})!, watch);
-  const target = new Api();
-  const paired = pairWith(target, undefined, { records });
-  target.paired = paired;
-  const rpc = createRpcClient<Api>("A", "resend-order", {
-    transport: paired.factory,
-    heartbeat: false,
-    timeout,
-    reconnect: { initialDelay: 0, maxDelay: 0, jitter: 0 },
-  });
-  return { target, paired, rpc };
-}
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const setup = (timeout = 2000) => resendSetup("resend-order", timeout);
 
 describe("resends and frames keep what pipelines together", () => {
   it("lazy read argument cut twice", async () => {
