@@ -3,13 +3,22 @@
  * every call that pipelines on another travels in that call's frame: lazy reads and chains cut
  * twice, idempotent and Retry resends mixed, a Blob not read yet at the cut, a call made during
  * the outage on a resend; and an argument over 64 KiB (where the frame is cut by size) with a
- * call pipelining on it made in the same turn.
+ * call pipelining on it made in the same turn; a Blob argument read in a later task (its size
+ * counted before it is read, and its frame starting after the calls queued before it).
  */
 import { describe, expect, it } from "vitest";
 import { withCallOptions } from "../../packages/rpc/src/client.js";
 import { resendSetup, wait } from "../support/resend-harness.js";
 
 const setup = (timeout = 2000) => resendSetup("resend-order", timeout);
+
+/** A Blob whose bytes are read in a later task, as a browser reads one, not within the turn. */
+class SlowBlob extends Blob {
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    await wait(20);
+    return super.arrayBuffer();
+  }
+}
 
 describe("resends and frames keep what pipelines together", () => {
   it("lazy read argument cut twice", async () => {
@@ -66,6 +75,50 @@ describe("resends and frames keep what pipelines together", () => {
     const r = await Promise.all([a, b].map((p) => Promise.resolve(p).catch((x: unknown) => x)));
     expect(r[0]).toBeInstanceOf(Blob);
     expect(r[1]).toBeInstanceOf(Blob);
+  });
+
+  it("a slow Blob over 64 KiB and a call pipelining on that call: the size counts before the bytes are read", async () => {
+    // As above, with a Blob read in a task (as browsers read one), not by the caller's flush: its
+    // bytes were counted as 0 when the caller cut the frame, so the second call was not held and
+    // the outbox, cutting after the read, sent it alone (PROTOCOL).
+    const { rpc, target } = setup();
+    using _ = rpc;
+    const a = rpc.echo(new SlowBlob([new Uint8Array(70_000).fill(3)]) as never);
+    const b = rpc.echo(a as never);
+    const r = await Promise.all([a, b].map((p) => Promise.resolve(p).catch((x: unknown) => x)));
+    expect(r[0]).toBeInstanceOf(Blob);
+    expect(r[1]).toBeInstanceOf(Blob);
+    expect(await (r[1] as Blob).bytes()).toEqual(new Uint8Array(70_000).fill(3));
+    expect(target.runs.get("echo")).toBe(2);
+  });
+
+  it("a call with a Blob argument that pipelines on a call made before it in the same turn: both answered", async () => {
+    // protocol.md, Blob bytes: what was queued before a call whose Blob is being read leaves at
+    // once, so that call starts a frame; it pipelined on the call before it and was refused
+    // (PROTOCOL, "not an earlier call of the same frame"). It is now held until that result arrives.
+    for (const blob of [new Blob([new Uint8Array(10).fill(1)]), new SlowBlob([new Uint8Array(10).fill(1)])]) {
+      const { rpc, target, paired } = setup();
+      using _ = rpc;
+      const a = rpc.getValue();
+      const b = rpc.echo([a, blob] as never);
+      const r = await Promise.all([a, b].map((p) => Promise.resolve(p).catch((x: unknown) => x)));
+      expect(r[0]).toBe(7);
+      expect((r[1] as unknown[])[0]).toBe(7);
+      expect(await ((r[1] as unknown[])[1] as Blob).bytes()).toEqual(new Uint8Array(10).fill(1));
+      expect(target.runs.get("getValue")).toBe(1);
+      expect(paired.connections).toHaveLength(1);
+    }
+  });
+
+  it("two calls with slow Blob arguments, the second pipelining on the first: both answered", async () => {
+    const { rpc } = setup();
+    using _ = rpc;
+    const a = rpc.echo(new SlowBlob([new Uint8Array(10).fill(1)]) as never);
+    const b = rpc.echo([a, new SlowBlob([new Uint8Array(10).fill(2)])] as never);
+    const r = await Promise.all([a, b].map((p) => Promise.resolve(p).catch((x: unknown) => x)));
+    expect(r[0]).toBeInstanceOf(Blob);
+    expect(await ((r[1] as unknown[])[0] as Blob).bytes()).toEqual(new Uint8Array(10).fill(1));
+    expect(await ((r[1] as unknown[])[1] as Blob).bytes()).toEqual(new Uint8Array(10).fill(2));
   });
 
   it("a string argument over 64 KiB and a call pipelining on that call, made in the same turn: both answered", async () => {

@@ -2,21 +2,28 @@
  * How a call leaves: its envelope put in a connection's outbox, with what the envelope says
  * besides the call (`answered`: below which id every call of this caller has settled), the
  * order calls were sent in (resends keep it), and, for a call whose Blob bytes are still being
- * read, what the outbox waits for. The caller (caller.ts) decides which calls go and when.
+ * read, what the outbox waits for; and where the outbox will cut the frame (`FrameTally`). The
+ * caller (caller.ts) decides which calls go and when.
  *
  * Invariants:
  *  - `answered` is never above the lowest id of a call not settled: a call that may still be
  *    resent is never acknowledged. It is sent only when it has grown.
  *  - An envelope the outbox drops (its Blob could not be read, or the call settled first) gives
  *    back what it handed out by reference.
+ *  - `FrameTally.cutsBefore` is true wherever the outbox would start a new frame before the call
+ *    (or earlier than that, never later): a call never names a call of another frame.
  *
  * Internal module.
  */
 import { envelope } from "./call-writer.js";
 import type { Connection } from "./connection.js";
 import { FrameKind } from "./envelopes.js";
+import { frameSize, MAX_ENVELOPES, MAX_SHARED_FRAME } from "./outbox.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import type { ExportTable } from "./references.js";
+
+/** More than the characters an envelope adds to its chain (id, target, flags, answered, brackets). */
+const ENVELOPE_SLACK = 64;
 
 /** What sending needs of the caller. */
 export interface SendingHost {
@@ -111,5 +118,59 @@ export class CallSending {
       );
       call.whenSettled(drop);
     });
+  }
+}
+
+/**
+ * The frame the caller is filling, as the outbox will measure it (outbox.ts), so that the caller
+ * cuts where the outbox would and a call that pipelines on one before the cut knows it must wait.
+ * One per caller, started again for each frame (no object per flush).
+ */
+export class FrameTally {
+  /** The caller's number of this frame (`OutgoingCall.frame`). */
+  number = 0;
+  private calls = 0;
+  private chars = 0;
+  private blobs = 0;
+  private blobBytes = 0;
+
+  constructor(private readonly sending: CallSending) {}
+
+  /** A new, empty frame numbered `number`. */
+  start(number: number): void {
+    this.number = number;
+    this.calls = this.chars = this.blobs = this.blobBytes = 0;
+  }
+
+  /** Puts `call` in this frame on `conn`. */
+  put(call: OutgoingCall, conn: Connection): void {
+    this.sending.put(call, conn, this.number);
+    this.calls++;
+    this.chars += call.chain.length + ENVELOPE_SLACK;
+    this.blobs += call.blobs.length;
+    this.blobBytes += call.blobBytes;
+  }
+
+  /**
+   * True when `call` (with the lazy reads it still has to send in front of it) cannot join this
+   * frame, because the outbox would send them apart: the frame would pass MAX_ENVELOPES or
+   * MAX_SHARED_FRAME with it, both carry blobs (a frame carries one envelope's), or its Blob bytes
+   * are still being read (the outbox sends what came before such a call at once). A call that
+   * pipelines on one already in the frame must then wait for its result.
+   */
+  cutsBefore(call: OutgoingCall): boolean {
+    if (this.calls === 0) return false;
+    let lazy = 0;
+    if (call.lazyReads) for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) lazy++;
+    return (
+      this.calls + lazy >= MAX_ENVELOPES ||
+      (call.blobs.length > 0 && this.blobs > 0) ||
+      call.ready !== undefined ||
+      frameSize(
+        this.chars + (1 + lazy) * ENVELOPE_SLACK + call.chain.length,
+        this.blobs + call.blobs.length,
+        this.blobBytes + call.blobBytes,
+      ) > MAX_SHARED_FRAME
+    );
   }
 }

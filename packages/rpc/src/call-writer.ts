@@ -66,6 +66,7 @@ export function writeCall(
   call.deps = undefined;
   call.conn = undefined;
   call.blobs = NO_BLOBS;
+  call.blobBytes = 0;
   // Where the chain starts.
   if (base.kind === "stub") {
     const holder = proxyInfo(base.stub) as StubHolder;
@@ -130,6 +131,12 @@ export function writeCall(
     const step = JSON.stringify(apply);
     chain = chain.length === 2 ? `[${step}]` : `${chain.slice(0, -1)},${step}]`;
     call.blobs = ctx.blobs;
+    if (ctx.blobs.length) {
+      let bytes = 0;
+      for (const blob of ctx.blobs) bytes += blob.byteLength;
+      if (ctx.pending) for (const pending of ctx.pending) bytes += pending.size;
+      call.blobBytes = bytes;
+    }
     // Blob and File bytes are read before the call's frame may leave (the frame waits, and the
     // calls after it wait behind it: order is kept).
     call.ready = ctx.pending?.length ? resolveBlobs(ctx.blobs, ctx.pending) : undefined;

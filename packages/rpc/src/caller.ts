@@ -24,7 +24,7 @@
  * Internal module.
  */
 import { DEFER, lostReference, writeCall } from "./call-writer.js";
-import { CallSending } from "./call-sending.js";
+import { CallSending, FrameTally } from "./call-sending.js";
 import type { Connection } from "./connection.js";
 import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -35,10 +35,6 @@ import { applyCallOptions, type CallOptions, clearDeadline, type OptionsHost } f
 import type { ExportTable } from "./references.js";
 import { CallTimeouts } from "./call-timeouts.js";
 import { microtask } from "./timers.js";
-import { frameSize, MAX_ENVELOPES, MAX_SHARED_FRAME } from "./outbox.js";
-
-/** More than the characters an envelope adds to its chain (id, target, flags, answered, brackets). */
-const ENVELOPE_SLACK = 64;
 
 export interface CallerOptions {
   /** Default per-call timeout in ms; 0 disables. */
@@ -97,6 +93,8 @@ export class Caller implements CallMaker {
   private frameCount = 0;
   /** How calls are put in the outbox (call-sending.ts). */
   private readonly sending: CallSending;
+  /** The frame `flush` fills, measured as the outbox will measure it. */
+  private readonly frame: FrameTally;
   /** The open connection calls go out on, if any. */
   private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
@@ -111,6 +109,7 @@ export class Caller implements CallMaker {
   constructor(private readonly options: CallerOptions) {
     this.timeouts = new CallTimeouts(this, options);
     this.sending = new CallSending(this, options.exports, options.acknowledge === true);
+    this.frame = new FrameTally(this.sending);
     this.host = {
       timeout: options.timeout,
       arm: (call, timeout) => this.timeouts.arm(call, timeout),
@@ -243,14 +242,8 @@ export class Caller implements CallMaker {
     }
     const queue = this.queue;
     const outbox = conn.outbox;
-    let frameHasBlobs = false;
-    let frame = ++this.frameCount;
-    // What the frame holds so far, as the outbox measures it: the caller cuts where the outbox
-    // would (size, envelope count), so a call that pipelines on one before a cut knows it must wait.
-    let frameCalls = 0;
-    let frameChars = 0;
-    let frameBlobs = 0;
-    let frameBlobBytes = 0;
+    const frame = this.frame;
+    frame.start(++this.frameCount);
     let i = 0;
     // Held: the frame leaves at `release`, not again in a microtask of its own.
     outbox.hold();
@@ -259,30 +252,7 @@ export class Caller implements CallMaker {
         const call = queue[i]!;
         if (call.settled || call.sentOn) continue; // timed out, aborted or failed while queued; sent ahead of its turn
         if (call.held) break; // its client-side schema has not answered: it and every later call wait
-        let bytes = 0;
-        for (const blob of call.blobs) bytes += blob.byteLength;
-        const chars = call.chain.length + ENVELOPE_SLACK;
-        if (
-          frameCalls > 0 &&
-          (frameCalls >= MAX_ENVELOPES ||
-            frameSize(frameChars + chars, frameBlobs + call.blobs.length, frameBlobBytes + bytes) > MAX_SHARED_FRAME)
-        ) {
-          outbox.flush();
-          frameHasBlobs = false;
-          frame = ++this.frameCount;
-          frameCalls = frameChars = frameBlobs = frameBlobBytes = 0;
-          if (this.options.congested?.()) break;
-        }
-        if (call.blobs.length && frameHasBlobs) {
-          // One envelope's blobs per frame: cut here. A call that pipelines on one before the
-          // cut then waits for it (below) instead of naming a call of another frame.
-          outbox.flush();
-          frameHasBlobs = false;
-          frame = ++this.frameCount;
-          // Backpressure between frames too: the rest waits while the socket is full.
-          if (this.options.congested?.()) break;
-        }
-        if (call.deferred || (call.deps && !depsInFrame(call, frame))) {
+        if (call.deferred || (call.deps && !depsInFrame(call, frame.number))) {
           if (!call.deps!.every((d) => d.settled)) {
             // Wait (and keep every later call waiting: order is kept) until they have settled.
             for (const dep of call.deps!) if (!dep.settled) dep.whenSettled(() => this.scheduleFlush());
@@ -301,28 +271,25 @@ export class Caller implements CallMaker {
             i--; // depends on something else now: wait for it on the next pass
             continue;
           }
-          // Lazy paths it reads that were only read now (they were after a deferral point) go
-          // first, in this frame: the call names them.
-          if (call.lazyReads)
-            for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) this.sending.put(read, conn, frame);
         }
         if (call.conn && call.conn !== conn) {
           this.fail(call, lostReference(this.label, call.conn.caller !== this));
           continue;
         }
-        if (call.blobs.length && frameHasBlobs) {
-          // One envelope's blobs per frame: cut here; calls after the cut cannot pipeline on
-          // calls before it (checked by depsInFrame above on the next ones).
+        if (frame.cutsBefore(call)) {
           outbox.flush();
-          frameHasBlobs = false;
-          frame = ++this.frameCount;
+          frame.start(++this.frameCount);
+          // Backpressure between frames too: the rest waits while the socket is full.
+          if (this.options.congested?.()) break;
+          if (call.deps?.some((d) => d.sentOn)) {
+            i--; // it pipelines on a call of the frame just sent: it waits for it (above)
+            continue;
+          }
         }
-        this.sending.put(call, conn, frame);
-        if (call.blobs.length) frameHasBlobs = true;
-        frameCalls++;
-        frameChars += chars;
-        frameBlobs += call.blobs.length;
-        frameBlobBytes += bytes;
+        // Lazy paths it reads that were only read now (they were after a deferral point) go
+        // first, in this frame: the call names them.
+        if (call.lazyReads) for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) frame.put(read, conn);
+        frame.put(call, conn);
       }
       this.queue = i === queue.length ? [] : queue.slice(i);
     } finally {

@@ -48,6 +48,8 @@ export class OutgoingCall {
   chain = "";
   /** Blobs its records refer to (numbered from 0 for this call). */
   blobs: Uint8Array[] = NO_BLOBS;
+  /** Their bytes in all, Blob and File bytes still being read counted at their size. */
+  blobBytes = 0;
   /** `CallFlags` to send with it. */
   flags = 0;
   /** Ids of this end's exports it carries (pinned until sent or dropped). */
