@@ -161,16 +161,18 @@ export class FrameTally {
   cutsBefore(call: OutgoingCall): boolean {
     if (this.calls === 0) return false;
     let lazy = 0;
-    if (call.lazyReads) for (const read of call.lazyReads.values()) if (!read.sentOn && !read.settled) lazy++;
+    let chars = call.chain.length + ENVELOPE_SLACK;
+    if (call.lazyReads)
+      for (const read of call.lazyReads.values())
+        if (!read.sentOn && !read.settled) {
+          lazy++;
+          chars += read.chain.length + ENVELOPE_SLACK;
+        }
     return (
       this.calls + lazy >= MAX_ENVELOPES ||
       (call.blobs.length > 0 && this.blobs > 0) ||
       call.ready !== undefined ||
-      frameSize(
-        this.chars + (1 + lazy) * ENVELOPE_SLACK + call.chain.length,
-        this.blobs + call.blobs.length,
-        this.blobBytes + call.blobBytes,
-      ) > MAX_SHARED_FRAME
+      frameSize(this.chars + chars, this.blobs + call.blobs.length, this.blobBytes + call.blobBytes) > MAX_SHARED_FRAME
     );
   }
 }

@@ -247,6 +247,9 @@ export class Caller implements CallMaker {
     let i = 0;
     // Held: the frame leaves at `release`, not again in a microtask of its own.
     outbox.hold();
+    // A frame of its own: behind a Blob being read, the outbox would otherwise join it to the
+    // calls of an earlier flush that wait there too, and cut the whole where this tally did not.
+    if (outbox.waitingForBytes) outbox.cut();
     try {
       for (; i < queue.length; i++) {
         const call = queue[i]!;
@@ -277,7 +280,7 @@ export class Caller implements CallMaker {
           continue;
         }
         if (frame.cutsBefore(call)) {
-          outbox.flush();
+          outbox.cut();
           frame.start(++this.frameCount);
           // Backpressure between frames too: the rest waits while the socket is full.
           if (this.options.congested?.()) break;

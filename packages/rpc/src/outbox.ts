@@ -18,7 +18,8 @@
  *  - A send that fails (the socket closed under us) is dropped silently: the peer learns of the
  *    loss from the close, which covers every frame.
  *  - An envelope whose bytes are not ready (a Blob being read) holds back every envelope after
- *    it until they are: what was queued before it leaves at once, the rest waits in order.
+ *    it until they are: what was queued before it leaves at once, the rest waits in order, and
+ *    a frame boundary set by `cut` while they wait is kept when they leave.
  *  - Work given to `afterFlush` runs right after the next flush has handed its frames to the
  *    socket, in the same turn (or when the outbox is cleared): a Durable Object writes a call's
  *    delivery record there, so the output gate does not hold its reply for that write
@@ -31,6 +32,17 @@ import { writeFrame, type WireFrame } from "./frame.js";
 import { microtask } from "./timers.js";
 
 const NO_BLOBS: readonly Uint8Array[] = [];
+
+/** An envelope waiting behind one whose bytes are being read (see `add`), or CUT. */
+interface Waiting {
+  readonly kind: number;
+  readonly json: string;
+  readonly blobs: readonly Uint8Array[];
+  readonly ready: Promise<string | null | undefined> | undefined;
+}
+
+/** A frame boundary in the waiting queue (see `cut`). */
+const CUT: Waiting = Object.freeze({ kind: -1, json: "", blobs: NO_BLOBS, ready: undefined });
 
 /** The most envelopes one frame carries (see the invariants). */
 export const MAX_ENVELOPES = 256;
@@ -64,9 +76,7 @@ export class Outbox {
   private blobs: (readonly Uint8Array[])[] | undefined;
   private scheduled = false;
   /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
-  private waiting:
-    | { kind: number; json: string; blobs: readonly Uint8Array[]; ready: Promise<string | null | undefined> | undefined }[]
-    | undefined;
+  private waiting: Waiting[] | undefined;
   private gate: Promise<void> | undefined;
   /** > 0 while the caller batches (e.g. runs an incoming frame): it flushes at the end itself. */
   private holds = 0;
@@ -77,6 +87,11 @@ export class Outbox {
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
+
+  /** True while envelopes wait behind one whose bytes are being read. */
+  get waitingForBytes(): boolean {
+    return this.waiting !== undefined;
+  }
 
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
@@ -121,6 +136,17 @@ export class Outbox {
     this.kinds!.push(kind);
     this.parts!.push(json);
     this.blobs!.push(blobs);
+  }
+
+  /**
+   * Ends the current frame: what is queued leaves now, and nothing added after this shares a frame
+   * with it. Behind an envelope whose bytes are being read, the boundary waits in line and takes
+   * effect when it is reached, so the frames a sender cut stay cut (a call that pipelines on
+   * another is only ever put in that call's frame by its sender, caller.ts).
+   */
+  cut(): void {
+    if (this.waiting) this.waiting.push(CUT);
+    else this.flush();
   }
 
   /** Runs `fn` right after the next flush has sent what is queued (scheduling one if none is). */
@@ -200,6 +226,10 @@ export class Outbox {
   private async releaseWaiting(): Promise<void> {
     while (this.waiting?.length) {
       const next = this.waiting.shift()!;
+      if (next === CUT) {
+        this.flush();
+        continue;
+      }
       let json: string | null | undefined = next.json;
       if (next.ready) {
         this.flush();
