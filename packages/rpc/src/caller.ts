@@ -247,9 +247,10 @@ export class Caller implements CallMaker {
     let i = 0;
     // Held: the frame leaves at `release`, not again in a microtask of its own.
     outbox.hold();
-    // A frame of its own: behind a Blob being read, the outbox would otherwise join it to the
-    // calls of an earlier flush that wait there too, and cut the whole where this tally did not.
-    if (outbox.waitingForBytes) outbox.cut();
+    // A frame of its own: the outbox would otherwise join it to what is queued before it (calls
+    // of an earlier flush behind a Blob being read, a broadcast or topic events added while the
+    // outbox is held) and cut the whole where this tally did not.
+    outbox.cut();
     try {
       for (; i < queue.length; i++) {
         const call = queue[i]!;
@@ -280,7 +281,9 @@ export class Caller implements CallMaker {
           continue;
         }
         if (frame.cutsBefore(call)) {
+          // Sent now (unless bytes are being read): backpressure can then stop the rest (below).
           outbox.cut();
+          outbox.flush();
           frame.start(++this.frameCount);
           // Backpressure between frames too: the rest waits while the socket is full.
           if (this.options.congested?.()) break;

@@ -74,6 +74,8 @@ export class Outbox {
   private kinds: number[] | undefined;
   private parts: string[] | undefined;
   private blobs: (readonly Uint8Array[])[] | undefined;
+  /** Envelope counts at which `cut` ended a frame, ascending (only while two or more are queued). */
+  private cuts: number[] | undefined;
   private scheduled = false;
   /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
   private waiting: Waiting[] | undefined;
@@ -87,11 +89,6 @@ export class Outbox {
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
-
-  /** True while envelopes wait behind one whose bytes are being read. */
-  get waitingForBytes(): boolean {
-    return this.waiting !== undefined;
-  }
 
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
@@ -139,14 +136,15 @@ export class Outbox {
   }
 
   /**
-   * Ends the current frame: what is queued leaves now, and nothing added after this shares a frame
-   * with it. Behind an envelope whose bytes are being read, the boundary waits in line and takes
-   * effect when it is reached, so the frames a sender cut stay cut (a call that pipelines on
-   * another is only ever put in that call's frame by its sender, caller.ts).
+   * Ends the current frame: nothing added after this shares a frame with what is queued (both
+   * still leave when the outbox flushes). Behind an envelope whose bytes are being read, the
+   * boundary waits in line and takes effect when it is reached. So the frames a sender cut stay
+   * cut, whatever else is queued around them (a call that pipelines on another is only ever put
+   * in that call's frame by its sender, caller.ts).
    */
   cut(): void {
     if (this.waiting) this.waiting.push(CUT);
-    else this.flush();
+    else if (this.count > 0 && this.cuts?.at(-1) !== this.count) (this.cuts ??= []).push(this.count);
   }
 
   /** Runs `fn` right after the next flush has sent what is queued (scheduling one if none is). */
@@ -183,15 +181,19 @@ export class Outbox {
     this.firstBlobs = NO_BLOBS;
     if (n === 1) {
       // The common case (one call, one reply): no array at all.
+      this.cuts = undefined;
       this.sendSafely(writeFrame(firstKind, `[${firstJson}]`, firstBlobs));
       return;
     }
     const kinds = this.kinds!;
     const parts = this.parts!;
     const blobs = this.blobs!;
+    const cuts = this.cuts;
     this.kinds = undefined;
     this.parts = undefined;
     this.blobs = undefined;
+    this.cuts = undefined;
+    let nextCut = 0;
     let start = 0;
     // What the frame holds so far: its envelopes' JSON (UTF-16 units) and its blobs.
     let chars = 0;
@@ -201,9 +203,12 @@ export class Outbox {
       const envelopeBlobs = blobs[i]!;
       let bytes = 0;
       for (let b = 0; b < envelopeBlobs.length; b++) bytes += envelopeBlobs[b]!.byteLength;
+      const boundary = cuts !== undefined && cuts[nextCut] === i;
+      if (boundary) nextCut++;
       const cut =
         i > start &&
-        (kinds[i] !== kinds[start] ||
+        (boundary ||
+          kinds[i] !== kinds[start] ||
           i - start === MAX_ENVELOPES ||
           (envelopeBlobs.length > 0 && frameBlobs.length > 0) ||
           frameSize(chars + parts[i]!.length + (i - start), frameBlobs.length + envelopeBlobs.length, blobBytes + bytes) >
@@ -258,6 +263,7 @@ export class Outbox {
     this.kinds = undefined;
     this.parts = undefined;
     this.blobs = undefined;
+    this.cuts = undefined;
     this.waiting = undefined;
     if (this.after) this.runAfter();
   }
