@@ -74,7 +74,7 @@ export class Outbox {
   private kinds: number[] | undefined;
   private parts: string[] | undefined;
   private blobs: (readonly Uint8Array[])[] | undefined;
-  /** Envelope counts at which `cut` ended a frame, ascending (only while two or more are queued). */
+  /** Envelope counts at which `cut` ended a frame, ascending (reset whenever the queue is sent). */
   private cuts: number[] | undefined;
   private scheduled = false;
   /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
@@ -227,10 +227,14 @@ export class Outbox {
     this.sendSafely(writeFrame(kinds[start]!, `[${parts.slice(start).join(",")}]`, frameBlobs));
   }
 
-  /** Moves waiting envelopes to the queue as their bytes become ready, then sends them. */
+  /**
+   * Moves waiting envelopes to the queue as their bytes become ready, then sends them. Ends early,
+   * sending nothing more, once `clear` has dropped its queue (a later queue has a loop of its own).
+   */
   private async releaseWaiting(): Promise<void> {
-    while (this.waiting?.length) {
-      const next = this.waiting.shift()!;
+    const queue = this.waiting!;
+    while (queue.length && this.waiting === queue) {
+      const next = queue.shift()!;
       if (next === CUT) {
         this.flush();
         continue;
@@ -241,9 +245,10 @@ export class Outbox {
         const replaced = await next.ready;
         if (replaced !== undefined) json = replaced;
       }
-      if (json === null || !this.waiting) continue; // dropped, or the connection is gone
+      if (json === null || this.waiting !== queue) continue; // dropped, or the connection is gone
       this.enqueue(next.kind, json, json === next.json ? next.blobs : NO_BLOBS);
     }
+    if (this.waiting !== queue) return;
     this.waiting = undefined;
     this.gate = undefined;
     if (this.holds === 0) this.flush();
@@ -265,6 +270,7 @@ export class Outbox {
     this.blobs = undefined;
     this.cuts = undefined;
     this.waiting = undefined;
+    this.gate = undefined;
     if (this.after) this.runAfter();
   }
 
