@@ -77,7 +77,7 @@ class Api {
   constructor() {
     this.ctx = { acceptWebSocket: () => undefined, getWebSockets: () => this.channels };
   }
-  private client(): ClientSide {
+  protected client(): ClientSide {
     return rootProxy(
       currentCall()!.connection.caller,
       () => undefined,
@@ -110,19 +110,19 @@ class Api {
   pending: Promise<unknown[]> | undefined;
 }
 
-function setup() {
-  const api = new Api();
+/** A client paired with `api` that exposes `get`, `echo`, `size` and `tick` (the broadcasts' lengths or values). */
+function setup<T extends Api>(api: T, instance: string) {
   const { factory, channels } = pairSocket(api);
   api.channels = channels;
   const ticks: unknown[] = [];
-  const client = createRpcClient<Api>("API", "frame-cuts-push", {
+  const client = createRpcClient<T>("API", instance, {
     transport: factory,
     reconnect: false,
-    timeout: 3000,
+    timeout: 10_000,
     expose: {
       get: () => 7,
       echo: (v: unknown) => v,
-      size: (v: unknown) => (typeof v === "string" ? v.length : -1),
+      size: (v: unknown) => (typeof v === "string" ? v.length : v instanceof Blob ? v.size : v instanceof Uint8Array ? v.byteLength : -1),
       tick: (v: unknown) => void ticks.push(typeof v === "string" ? v.length : v),
     },
   });
@@ -131,14 +131,14 @@ function setup() {
 
 describe("broadcasts and the object's calls in one held outbox", () => {
   it("control: no broadcast, a call, a 20 KB argument and an echo of the call", async () => {
-    const { api, client } = setup();
+    const { api, client } = setup(new Api(), "frame-cuts-push");
     using _ = client;
     expect(await client.pushThenCallsSize(0, 20_000)).toBe("ok");
     expect(await api.pending).toEqual([7, 20_000, 7]);
   });
 
   it("a 50 KB broadcast, then a call, a 20 KB argument and an echo of the call", async () => {
-    const { api, client, ticks } = setup();
+    const { api, client, ticks } = setup(new Api(), "frame-cuts-push");
     using _ = client;
     expect(await client.pushThenCallsSize(50_000, 20_000)).toBe("ok");
     expect(await api.pending).toEqual([7, 20_000, 7]);
@@ -146,7 +146,7 @@ describe("broadcasts and the object's calls in one held outbox", () => {
   });
 
   it("200 calls, a broadcast, 101 calls and an echo of the first of them, a broadcast", async () => {
-    const { client, ticks } = setup();
+    const { client, ticks } = setup(new Api(), "frame-cuts-push");
     using _ = client;
     const r = await client.pushThenCallsCount();
     expect(r).toEqual(Array(302).fill(7));
@@ -171,19 +171,7 @@ function rng(seed: number) {
 }
 
 /** Mixes of the object's calls to its client, broadcasts and Blob arguments, made in one method. */
-class MixApi {
-  ctx: { acceptWebSocket(): void; getWebSockets(): object[] };
-  channels: object[] = [];
-  constructor() {
-    this.ctx = { acceptWebSocket: () => undefined, getWebSockets: () => this.channels };
-  }
-  private client(): ClientSide {
-    return rootProxy(
-      currentCall()!.connection.caller,
-      () => undefined,
-      () => undefined,
-    ) as unknown as ClientSide;
-  }
+class MixApi extends Api {
   blobResult(n: number): Blob {
     return new SlowBlob([new Uint8Array(n).fill(3)]);
   }
@@ -252,28 +240,9 @@ class MixApi {
   }
 }
 
-function mixSetup() {
-  const api = new MixApi();
-  const { factory, channels } = pairSocket(api);
-  api.channels = channels;
-  const ticks: unknown[] = [];
-  const client = createRpcClient<MixApi>("API", "frame-cuts-push-mixed", {
-    transport: factory,
-    reconnect: false,
-    timeout: 10_000,
-    expose: {
-      get: () => 7,
-      echo: (v: unknown) => v,
-      size: (v: unknown) => (typeof v === "string" ? v.length : v instanceof Blob ? v.size : v instanceof Uint8Array ? v.byteLength : -1),
-      tick: (v: unknown) => void ticks.push(v),
-    },
-  });
-  return { api, client, ticks };
-}
-
 describe("object → client traffic mixed in one method: broadcasts, Blob arguments and results, pipelining", () => {
   it("a fixed mix: 200 calls, a 40 KB broadcast, a 70 KB Blob argument, 101 calls and an echo, 261 calls and an echo, broadcasts between", async () => {
-    const { client, ticks } = mixSetup();
+    const { client, ticks } = setup(new MixApi(), "frame-cuts-push-mixed");
     using _ = client;
     const r = await client.fixedMix();
     expect(r.got).toEqual(r.want);
@@ -281,7 +250,7 @@ describe("object → client traffic mixed in one method: broadcasts, Blob argume
   }, 30_000);
 
   it("the fixed mix in the same client frame as a Blob result (read in a later task) and plain results", async () => {
-    const { client, ticks } = mixSetup();
+    const { client, ticks } = setup(new MixApi(), "frame-cuts-push-mixed");
     using _ = client;
     const [b, p1, m, p2, b2] = await settleAll([
       client.blobResult(70_000),
@@ -301,7 +270,7 @@ describe("object → client traffic mixed in one method: broadcasts, Blob argume
 
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
     it(`seeded mix ${seed}, next to Blob results`, async () => {
-      const { client, ticks } = mixSetup();
+      const { client, ticks } = setup(new MixApi(), "frame-cuts-push-mixed");
       using _ = client;
       const out = await settleAll([
         client.blobResult(1000 * seed),
