@@ -6,10 +6,11 @@
  * once, in order, none after the `clear` that dropped it, none across a boundary, one kind and one
  * envelope's blobs per frame, at most MAX_ENVELOPES, shared text frames within MAX_SHARED_FRAME.
  * A review probe wrote these; `clear` during a Blob read once let the dropped envelope out, or
- * stalled the envelopes after it (the "clear" cases below).
+ * stalled the envelopes after it (the "clear" cases below). Whole frames (`addFrame`: stored
+ * replies and topic events) take their place in the same order.
  */
 import { describe, expect, it } from "vitest";
-import { readFrame } from "../../packages/rpc/src/frame.js";
+import { readFrame, writeFrame } from "../../packages/rpc/src/frame.js";
 import { MAX_ENVELOPES, MAX_SHARED_FRAME, Outbox } from "../../packages/rpc/src/outbox.js";
 
 const LIMITS = { maxMessageBytes: 1 << 30, maxBlobs: 1 << 20 } as never;
@@ -87,7 +88,8 @@ async function fuzz(seed: number, opts: { clears: boolean }) {
           const d = defer<string | null | undefined>();
           pend.push({ resolve: d.resolve, id: i });
           outbox.add(kind, json, blobs, d.promise);
-        } else outbox.add(kind, json, blobs);
+        } else if (r() < 0.04) outbox.addFrame(writeFrame(kind, `[${json}]`, blobs));
+        else outbox.add(kind, json, blobs);
       }
     } else if (x < 0.62) {
       cuts.push({ before: id, epoch });
@@ -297,5 +299,29 @@ describe("the outbox: boundaries, clear and waiting envelopes", () => {
       [260, 300],
       [301, 310],
     ]);
+  });
+
+  it("a whole frame added behind an envelope waiting for its bytes leaves in its place, not before it", async () => {
+    const { frames, outbox } = rig();
+    const bytes = defer<string | null | undefined>();
+    outbox.add(1, envelope(1));
+    outbox.add(2, envelope(2), [new Uint8Array(3)], bytes.promise);
+    outbox.add(1, envelope(3));
+    outbox.addFrame(writeFrame(1, `[${envelope(4)}]`, [new Uint8Array(2)]));
+    outbox.addFrame(`\u001e\u0001[${envelope(5)}]`);
+    outbox.add(1, envelope(6));
+    await turns(3);
+    expect(frames.map((f) => f.ids)).toEqual([[1]]);
+    bytes.resolve(undefined);
+    await outbox.drain();
+    expect(frames.map((f) => f.ids)).toEqual([[1], [2], [3], [4], [5], [6]]);
+    expect(frames.map((f) => f.blobs)).toEqual([0, 1, 0, 1, 0, 0]);
+  });
+
+  it("with nothing waiting, a whole frame leaves at once, after what was queued", () => {
+    const { frames, outbox } = rig();
+    outbox.add(1, envelope(1));
+    outbox.addFrame(writeFrame(1, `[${envelope(2)}]`, [new Uint8Array(2)]));
+    expect(frames.map((f) => f.ids)).toEqual([[1], [2]]);
   });
 });

@@ -95,6 +95,10 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
   raw(frame: string): void {
     rpcCaller()!.socket!.send(frame);
   }
+  /** A Blob result: its reply waits in the outbox while the bytes are read (push-order.test.ts). */
+  blob(text: string): Blob {
+    return new Blob([text]);
+  }
   connected(): number {
     return this.ctx.getWebSockets().length;
   }

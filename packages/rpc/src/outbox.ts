@@ -19,7 +19,8 @@
  *    loss from the close, which covers every frame.
  *  - An envelope whose bytes are not ready (a Blob being read) holds back every envelope after
  *    it until they are: what was queued before it leaves at once, the rest waits in order, and
- *    a frame boundary set by `cut` while they wait is kept when they leave.
+ *    a frame boundary set by `cut` while they wait is kept when they leave. A whole frame given
+ *    to `addFrame` (a stored reply or event) waits in line the same way.
  *  - Work given to `afterFlush` runs right after the next flush has handed its frames to the
  *    socket, in the same turn (or when the outbox is cleared): a Durable Object writes a call's
  *    delivery record there, so the output gate does not hold its reply for that write
@@ -33,12 +34,14 @@ import { microtask } from "./timers.js";
 
 const NO_BLOBS: readonly Uint8Array[] = [];
 
-/** An envelope waiting behind one whose bytes are being read (see `add`), or CUT. */
+/** An envelope waiting behind one whose bytes are being read (see `add`), a whole frame (`addFrame`), or CUT. */
 interface Waiting {
   readonly kind: number;
   readonly json: string;
   readonly blobs: readonly Uint8Array[];
   readonly ready: Promise<string | null | undefined> | undefined;
+  /** A whole frame to send as it is, in its place (see `addFrame`). */
+  readonly frame?: WireFrame;
 }
 
 /** A frame boundary in the waiting queue (see `cut`). */
@@ -114,6 +117,20 @@ export class Outbox {
       this.scheduled = true;
       microtask(this.flushBound);
     }
+  }
+
+  /**
+   * Sends `frame`, already whole (a binary reply or event kept in storage), after everything
+   * added before it: at once, once what is queued has left, or in its place behind an envelope
+   * whose bytes are still being read.
+   */
+  addFrame(frame: WireFrame): void {
+    if (this.waiting) {
+      this.waiting.push({ kind: -2, json: "", blobs: NO_BLOBS, ready: undefined, frame });
+      return;
+    }
+    this.flush();
+    this.sendSafely(frame);
   }
 
   private enqueue(kind: number, json: string, blobs: readonly Uint8Array[]): void {
@@ -237,6 +254,11 @@ export class Outbox {
       const next = queue.shift()!;
       if (next === CUT) {
         this.flush();
+        continue;
+      }
+      if (next.frame !== undefined) {
+        this.flush();
+        this.sendSafely(next.frame);
         continue;
       }
       let json: string | null | undefined = next.json;

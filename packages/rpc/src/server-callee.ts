@@ -342,15 +342,11 @@ export class ServerCallee extends Callee {
 
 /**
  * Sends a frame stored earlier (a recorded reply) after everything queued: a text frame joins the
- * outbox, a binary one goes whole once the outbox is flushed.
+ * outbox, a binary one goes whole in its place (behind a reply still reading its Blob, too).
  */
 function sendStored(conn: Connection, frame: WireFrame): void {
-  if (typeof frame === "string") {
-    conn.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
-    return;
-  }
-  conn.outbox.flush();
-  conn.trySend(frame);
+  if (typeof frame === "string") conn.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
+  else conn.outbox.addFrame(frame);
 }
 
 /** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */

@@ -266,16 +266,14 @@ function replays(ws: WebSocket): Map<string, { high: number; again: number }> {
 function replay(ws: WebSocket, frames: WireFrame[]): void {
   const outbox = existingConnection(ws)?.outbox;
   for (const frame of frames) {
-    if (typeof frame === "string" && outbox) {
-      outbox.add(FrameKind.Calls, frame.slice(3, -1));
-    } else {
-      // A binary frame travels whole: everything queued before it goes first.
-      outbox?.flush();
+    if (!outbox) {
       try {
         ws.send(frame);
       } catch {
         // Closing: the client resubscribes when it is back.
       }
-    }
+    } else if (typeof frame === "string") outbox.add(FrameKind.Calls, frame.slice(3, -1));
+    // A binary frame travels whole, in its place (behind a reply still reading its Blob, too).
+    else outbox.addFrame(frame);
   }
 }
