@@ -1,7 +1,7 @@
 /**
  * How the delivery record keeps answers in storage: batch rows of `_dorpc_replies`.
  *
- * One row holds the answers of one session written at one time (delivery.ts decides when):
+ * One row holds the answers of one session written at one time (delivery-writer.ts decides when):
  *  - `frames`: the answers' bytes one after another (a text frame as UTF-8, a binary frame as it
  *    is, a marker as nothing: a call whose answer was not kept, or whose client had acknowledged
  *    its reply before the row was written);

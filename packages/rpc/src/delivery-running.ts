@@ -1,11 +1,12 @@
 /**
  * The recorded calls of an object that are running now, by session and call id: a resend of one
  * waits for it (`wait`), a later connection of its session can cancel it (`cancel`), and the
- * record asks whether one admitted before the latest storage write is still going (`writerRunning`).
+ * record's writer (delivery-writer.ts, `writerRunning`) asks whether one admitted before the
+ * latest storage write is still going.
  * Two levels, not a `session:id` string: a connection hands in the same session string every
  * time (its hash is kept), where a new key string per lookup is built and hashed three times a call.
  *
- * Internal module (delivery.ts).
+ * Internal module (delivery.ts, delivery-writer.ts).
  */
 import { cancelledReason } from "./incoming-call.js";
 

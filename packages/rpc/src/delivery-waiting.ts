@@ -1,5 +1,5 @@
 /**
- * The answers the delivery record keeps in memory until it writes them (delivery.ts says when):
+ * The answers the delivery record keeps in memory until it writes them (delivery-writer.ts says when):
  * in the order they were saved, with what they weigh, and per session the ones that still hold an
  * answer, so that an acknowledgement (the client has had those replies: the `answered` field of
  * its calls) turns them into markers without walking the other sessions' rows.

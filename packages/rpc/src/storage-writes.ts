@@ -1,13 +1,13 @@
 /**
  * Which writes reach a Durable Object's storage, so the delivery record can keep the rows of
  * calls that wrote nothing in memory for a moment and still have them committed no later than
- * anything written after those calls (delivery.ts, "Rows of calls that wrote nothing"); and
+ * anything written after those calls (delivery-writer.ts says when each row is written); and
  * when the whole storage is deleted, so that dorpc's own tables survive it in a consistent state.
  *
  * `watchWrites(storage)` replaces, on that storage object and its `kv` and `sql` objects (each is
  * one object for the life of the instance), every method that writes with a wrapper that counts
  * the write and first runs `before` — where the record sees to it that its waiting rows join the
- * implicit transaction of that write (delivery.ts, `objectWrites`). Reads are not wrapped; a SQL
+ * implicit transaction of that write (delivery-writer.ts, `objectWrites`). Reads are not wrapped; a SQL
  * string counts as a write unless it is one statement starting with SELECT (`exec` runs every
  * statement of a string, so
  * `SELECT …; INSERT …` writes; a `;` inside a SELECT's string literal makes it count as a write
