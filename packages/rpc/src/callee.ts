@@ -3,9 +3,10 @@
  * Durable Object, or what a client exposes), its exports, or results pipelined in the same frame.
  * One implementation for both ends; runtime-neutral.
  *
- * What only a Durable Object needs (its delivery record, sequential ordering, waiting until idle
- * for an HTTP batch, `rpcCaller()`) is added by `ServerCallee` (server-callee.ts) through the
- * protected hooks below, so a client does not carry it.
+ * Writing and sending a call's answer is `CalleeReplies`' (callee-replies.ts). What only a Durable
+ * Object needs (its delivery record, sequential ordering, waiting until idle for an HTTP batch,
+ * `rpcCaller()`) is added by `ServerCallee` (server-callee.ts) through the protected hooks below,
+ * so a client does not carry it.
  *
  * Invariants:
  *  - Every envelope of a frame is checked (shape, names, limits, references) before any call of
@@ -27,14 +28,15 @@ import { type ChainEnv, type Cursor, type RootRule, runSteps } from "./chain.js"
 import { ownError, refuse } from "./refusals.js";
 import { decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
-import { asRpcError, failed, type Outcome, type Reply, type ReplyEnv, referencesEnded, writeReply } from "./replies.js";
+import { asRpcError, failed, type Outcome, type Reply } from "./replies.js";
+import { CalleeReplies } from "./callee-replies.js";
 import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
-import { buildArguments, type FrameState, frameReferences, type PipelineConfig, referResult } from "./callee-references.js";
+import { buildArguments, type FrameState, frameReferences, type PipelineConfig } from "./callee-references.js";
 import { releaseUnbuilt, releaseUnread } from "./references.js";
 
 /** How one end serves the calls it receives. */
@@ -72,7 +74,7 @@ export class Callee {
   private orphans = 0;
   private readonly env: ChainEnv;
   private readonly pipeline: PipelineConfig;
-  private readonly replyEnv: ReplyEnv;
+  private readonly replies: CalleeReplies;
   /** Bracket each step's synchronous user code (the server tracks the running call there). */
   protected enter: (call: unknown) => void = noop;
   protected leave: () => void = noop;
@@ -84,17 +86,6 @@ export class Callee {
    */
   private readonly frame: FrameState = { byId: undefined, deps: undefined };
   private readonly frameRefs: ReferenceResolver;
-  /** Replies waiting for their Blob bytes, by call id: how to drop each (see `droppable`). */
-  private replyWaits: Map<number, () => void> | undefined;
-  /** The exports the reply being written hands out (see `complete`). */
-  private exported: number[] | undefined;
-  /** The reply being written holds a reference of either end (an export, or a stub sent back). */
-  private referred = false;
-  private readonly refer = (value: object) => {
-    const record = referResult(this.conn, this.config, value, (this.exported ??= []));
-    if (record) this.referred = true;
-    return record;
-  };
 
   constructor(
     protected readonly conn: Connection,
@@ -102,7 +93,7 @@ export class Callee {
   ) {
     this.env = { policy: config.policy, label: config.label, isPlatformState: (v) => config.isPlatformState(v) };
     this.pipeline = { label: config.label, isPlatformState: this.env.isPlatformState, forbidden: config.forbidden };
-    this.replyEnv = { limits: config.limits, exposeErrorStack: config.exposeErrorStack, forbidden: config.forbidden };
+    this.replies = new CalleeReplies(conn, config);
     this.frameRefs = frameReferences(this.frame, config);
   }
 
@@ -313,40 +304,10 @@ export class Callee {
     if ((mine && !call.cancelled) || call.recorded) {
       // A recorded call is answered into the record even when its caller left: a resend on the
       // next connection is answered from it.
-      // What the result hands out by reference is collected in `exported` (one referrer for
-      // every reply, not a closure and an array per call; saved around it: writing a result
-      // runs its getters, which may make calls of their own).
-      const outer = this.exported;
-      const outerReferred = this.referred;
-      this.exported = undefined;
-      this.referred = false;
-      const reply = writeReply(call.id, outcome, this.replyEnv, this.refer);
-      const exported = this.exported as number[] | undefined;
-      const referred = this.referred && !reply.replaced;
-      this.exported = outer;
-      this.referred = outerReferred;
       const sending = mine && !call.cancelled;
-      if (exported) {
-        // Only a reply that leaves gives the peer references to hold.
-        if (reply.replaced || !sending) this.conn.exports.dropped(exported);
-        else this.conn.exports.sent(exported);
-      }
-      // References live as long as their connection, so a reply holding any cannot be replayed
-      // to a resend on the next one: the record keeps why instead.
-      if (call.recorded) this.record(call, referred ? referencesEnded(call.id, this.config.label) : reply);
-      if (sending) {
-        // Calls the method made before it answered (not awaited) leave before its reply (unless
-        // one waits for the result of a call sent earlier: protocol.md), and so do references
-        // given back so far.
-        if (this.conn.caller.queued) this.conn.caller.flush();
-        this.conn.flushReleases();
-        this.conn.outbox.add(
-          FrameKind.Replies,
-          reply.json,
-          reply.blobs,
-          reply.ready && this.droppable(call.id, reply.ready, reply.replaced ? undefined : exported),
-        );
-      }
+      const reply = this.replies.write(call.id, outcome, sending);
+      if (call.recorded) this.record(call, this.replies.replayable(call.id, reply));
+      if (sending) this.replies.send(call.id, reply);
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
@@ -365,40 +326,10 @@ export class Callee {
   // Cancelling and closing
   // ---------------------------------------------------------------------------------------------
 
-  /**
-   * `ready` of a reply waiting for its Blob bytes, settling `null` (dropped) if the caller cancels
-   * the call first: a result Blob that never reads must not hold back the replies after it. What
-   * the dropped reply handed out by reference (`exported`, counted as sent) is given back.
-   */
-  private droppable(
-    id: number,
-    ready: Promise<string | undefined>,
-    exported: readonly number[] | undefined,
-  ): Promise<string | null | undefined> {
-    return new Promise((resolve) => {
-      (this.replyWaits ??= new Map()).set(id, () => {
-        if (exported) for (const exportId of exported) this.conn.exports.release(exportId, 1);
-        resolve(null);
-      });
-      ready.then((value) => {
-        // Still waiting (not cancelled, which gave them back already) and replaced (a result
-        // Blob could not be read): what the result handed out never leaves.
-        if (this.replyWaits?.delete(id) && value !== undefined && exported) {
-          for (const exportId of exported) this.conn.exports.release(exportId, 1);
-        }
-        resolve(value);
-      });
-    });
-  }
-
   /** The caller gave up on these calls: abort their signals. */
   cancel(ids: readonly number[]): void {
     for (const id of ids) {
-      const waiting = this.replyWaits?.get(id);
-      if (waiting) {
-        this.replyWaits!.delete(id);
-        waiting();
-      }
+      this.replies.cancel(id);
       const call = this.running.get(id);
       if (!call) continue;
       this.running.delete(id);

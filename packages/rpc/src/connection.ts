@@ -1,8 +1,8 @@
 /**
  * One connection, the same on both ends: frames in, routed to the caller half (replies to our
- * calls) or the callee half (calls to us); releases and cancels; frames out through one ordered
- * outbox. It never touches a socket: it talks to a `Link` (a WebSocket on a Durable Object, a
- * transport on a client, an in-memory pair in tests).
+ * calls, read by reply-reader.ts) or the callee half (calls to us); releases and cancels; frames
+ * out through one ordered outbox. It never touches a socket: it talks to a `Link` (a WebSocket on
+ * a Durable Object, a transport on a client, an in-memory pair in tests).
  *
  * What lives where:
  *  - per connection: the outbox, the callee's running calls, the imports (stubs we hold of the
@@ -18,16 +18,14 @@
  */
 import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
-import { type DecodeContext, decodeContext, fromRecords, type ReferenceResolver, readValue } from "./codec.js";
-import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, RefRecord, ReplyStatus } from "./envelopes.js";
+import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { Outbox } from "./outbox.js";
 import { refuseOversized, scanOversized } from "./oversized.js";
-import { makeStub, releaseHolder, type StubHolder, stubHolder } from "./proxy.js";
-import { checkReference, type ExportTable, type ImportEnd, ImportTable, releaseExports, releaseUnclaimed } from "./references.js";
-import { failure } from "./replies.js";
+import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
+import { ReplyReader } from "./reply-reader.js";
 import type { ServerCallee } from "./server-callee.js";
 import { microtask } from "./timers.js";
 
@@ -83,6 +81,8 @@ export class Connection {
   session: string | undefined;
   /** Its record expired while it was away: none of its resends can be answered. */
   expiredSession = false;
+  /** Reads the replies to our calls (reply-reader.ts). */
+  private readonly replies: ReplyReader;
   private cancels: number[] | undefined;
   private releases: [number, number][] | undefined;
 
@@ -97,6 +97,7 @@ export class Connection {
     this.imports = new ImportTable(config.limits.maxImports, (id, count) => this.release(id, count), this);
     this.caller = typeof config.caller === "function" ? config.caller(this) : config.caller;
     this.callee = config.callee(this);
+    this.replies = new ReplyReader(this, config.limits);
   }
 
   /**
@@ -123,7 +124,8 @@ export class Connection {
         this.receiveCalls(body, frame.blobs);
         return true;
       case FrameKind.Replies:
-        this.receiveReplies(body, frame.blobs);
+        if (!Array.isArray(body)) return this.protocol("a reply frame's body must be an array of replies.");
+        this.replies.receive(body, frame.blobs);
         return true;
       case FrameKind.Release:
         this.receiveReleases(body);
@@ -183,100 +185,6 @@ export class Connection {
       this.outbox.release();
     }
   }
-
-  private receiveReplies(body: unknown, blobs: readonly Uint8Array[]): void {
-    if (!Array.isArray(body)) return void this.protocol("a reply frame's body must be an array of replies.");
-    let ctx: DecodeContext | undefined;
-    for (const reply of body as unknown[]) {
-      if (!Array.isArray(reply) || !isWireId(reply[0])) continue;
-      const call = this.caller.waiting(reply[0]);
-      if (!call || call.sentOn !== this) {
-        releaseUnclaimed(this.imports, reply); // timed out, cancelled, or never ours
-        continue;
-      }
-      ctx ??= this.replyContext(blobs);
-      let ok = false;
-      let outcome: unknown;
-      try {
-        switch (reply.length === 1 ? -1 : reply[1]) {
-          case -1:
-            ok = true;
-            break;
-          case ReplyStatus.OkJson:
-          case ReplyStatus.OkRecords:
-          case ReplyStatus.OkBytes:
-            outcome = readValue(reply[1], reply[2], ctx);
-            ok = true;
-            break;
-          case ReplyStatus.Threw:
-            outcome = fromRecords(reply[2], ctx);
-            break;
-          case ReplyStatus.Failed:
-            // An ENCODE failure may carry what caused it (a getter that threw), as a record
-            // table; an INVALID_ARGUMENT its issues, as JSON.
-            outcome = failure(reply[2], reply[3], reply[4], (records) => fromRecords(records, ctx!));
-            break;
-          default:
-            outcome = new RpcError("PROTOCOL", `Reply with unknown status ${String(reply[1])}.`);
-        }
-      } catch (error) {
-        ok = false;
-        outcome = error;
-        // Decoding failed part-way: the references it did not build yet are given back, and the
-        // stubs it made for this reply (nobody will ever see them) are released now.
-        const table =
-          reply[1] === ReplyStatus.OkRecords || reply[1] === ReplyStatus.Threw
-            ? reply[2]
-            : reply[1] === ReplyStatus.Failed && reply[2] !== "INVALID_ARGUMENT"
-              ? reply[4]
-              : undefined;
-        releaseExports(this.imports, table, this.replyBuilt);
-        if (this.replyStubs) for (const holder of this.replyStubs) releaseHolder(holder);
-      }
-      this.replyBuilt = undefined;
-      this.replyStubs = undefined;
-      this.caller.settleReply(reply[0], ok, outcome);
-    }
-  }
-
-  /** Decoding a reply: stubs for the peer's exports (owned by whoever awaits), our own exports back. */
-  private replyContext(blobs: readonly Uint8Array[]): DecodeContext {
-    const ctx = decodeContext(blobs, this.config.limits);
-    ctx.refs = this.replyRefs;
-    return ctx;
-  }
-
-  /**
-   * What reference records in replies stand for. Made once per connection, not per reply: a
-   * bundler's keepNames (on by default in wrangler) names every function made, at a cost per call.
-   */
-  /** Payloads of the EXPORT records the reply being read has built, and the stubs it made (see `receiveReplies`). */
-  private replyBuilt: Set<unknown> | undefined;
-  private replyStubs: StubHolder[] | undefined;
-  private readonly replyRefs: ReferenceResolver = {
-    validate: (type, payload) => {
-      if (type === RefRecord.Pipeline) throw new RpcError("DECODE", "A reply cannot pipeline on a call.");
-      checkReference(type, payload);
-    },
-    build: (type, payload) => {
-      if (type === RefRecord.Export) {
-        const [id, kind] = payload as [number, number];
-        const entry = this.imports.receive(id, kind);
-        (this.replyBuilt ??= new Set()).add(payload);
-        // One stub per import: the same remote object arriving twice is the same stub, unless
-        // that stub was disposed (the import lives on through a dup()): then a new holder.
-        const known = entry.stub?.deref();
-        if (known && !stubHolder(known)?.disposed) return known;
-        const stub = makeStub(this.caller, entry, this.imports);
-        entry.stub = typeof WeakRef === "function" ? new WeakRef(stub) : { deref: () => stub };
-        (this.replyStubs ??= []).push(stubHolder(stub)!);
-        return stub;
-      }
-      const entry = this.exports.get(payload as number);
-      if (!entry) throw this.lostExport(payload as number);
-      return entry.value;
-    },
-  };
 
   private receiveReleases(body: unknown): void {
     if (!Array.isArray(body)) return void this.protocol("a release frame's body must be an array of [exportId, count].");
