@@ -76,9 +76,11 @@ describe("what the smallest page bundles", () => {
       "bytes.js",
       "call-options.js", // per-call timeout, signal, idempotent (withCallOptions)
       "call-sending.js",
+      "call-settling.js",
       "call-timeouts.js",
       "call-writer.js",
       "callee-references.js",
+      "callee-replies.js",
       "callee.js", // the client serves callbacks it passes and what it exposes
       "caller.js",
       "chain.js",
@@ -108,9 +110,11 @@ describe("what the smallest page bundles", () => {
       "references.js",
       "refusals.js",
       "replies.js",
+      "reply-reader.js",
       "rpc-method.js", // methodSpec only: the checks come with rpcMethod (method-checks.js)
       "rpc-target.js",
       "schema-check.js",
+      "session-closes.js",
       "session.js",
       "standard-schema.js",
       "timers.js",

@@ -1,10 +1,11 @@
 /**
  * The caller half of a connection: the calls this end makes. One implementation for both ends:
  * a client's session owns one for its whole life (calls survive reconnects), a Durable Object
- * has one per socket (pushes and callbacks it calls on that client). What a call is on the wire
- * (its chain, arguments and the references they carry) is written by call-writer.ts, and put in
- * a connection's outbox by call-sending.ts; the timer behind every call's timeout is
- * call-timeouts.ts.
+ * has one per socket (pushes and callbacks it calls on that client). It makes calls and sends
+ * them; how they settle (replies, failures, a lost connection) is call-settling.ts, which it
+ * extends. What a call is on the wire (its chain, arguments and the references they carry) is
+ * written by call-writer.ts, and put in a connection's outbox by call-sending.ts; the timer
+ * behind every call's timeout is call-timeouts.ts.
  *
  * Invariants:
  *  - A call is sent when it is made: encoded at once (so later mutation of an argument does not
@@ -14,9 +15,6 @@
  *    the same frame as that call, so the receiver resolves it without a round trip. When that is
  *    not possible (the other call left in an earlier frame and is still waiting), it is held,
  *    with every call after it, until the other call settles, then encoded with the result.
- *  - Every call settles exactly once: reply, timeout, abort, connection loss, disposal. A reply
- *    that arrives after that is ignored; a call that was sent when it timed out or was aborted
- *    is cancelled on the other end (`Cancel` frame).
  *  - `queued + waiting ≤ limits.maxPendingCalls`.
  *  - A call the client-side schemas refuse is never sent; one whose schema is async is held,
  *    with every call after it (order is kept), until the schema has answered.
@@ -25,13 +23,13 @@
  */
 import { DEFER, lostReference, writeCall } from "./call-writer.js";
 import { CallSending, FrameTally } from "./call-sending.js";
+import { CallSettling } from "./call-settling.js";
 import type { Connection } from "./connection.js";
-import { CallFlags } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { type Base, depsInFrame, failedCall, OutgoingCall } from "./outgoing-call.js";
 import type { CallMaker } from "./proxy.js";
-import { applyCallOptions, type CallOptions, clearDeadline, type OptionsHost } from "./call-options.js";
+import { applyCallOptions, type CallOptions, type OptionsHost } from "./call-options.js";
 import type { ExportTable } from "./references.js";
 import { CallTimeouts } from "./call-timeouts.js";
 import { microtask } from "./timers.js";
@@ -77,13 +75,9 @@ export interface CallerOptions {
  */
 export type ArgsCheck = (path: readonly string[], args: readonly unknown[]) => RpcError | Promise<RpcError | undefined> | undefined;
 
-export class Caller implements CallMaker {
+export class Caller extends CallSettling implements CallMaker {
   /** The id the next call gets; 0 until the first call asks `options.firstId`. */
   nextId = 0;
-  /** Calls made and not settled (queued or waiting for a reply), by id. */
-  readonly pending = new Map<number, OutgoingCall>();
-  /** Calls not yet handed to a connection, in order. */
-  private queue: OutgoingCall[] = [];
   private flushScheduled = false;
   /** The backpressure retry (see `retryWhenDrained`). */
   private drainTimer: ReturnType<typeof setTimeout> | undefined;
@@ -95,18 +89,15 @@ export class Caller implements CallMaker {
   private readonly sending: CallSending;
   /** The frame `flush` fills, measured as the outbox will measure it. */
   private readonly frame: FrameTally;
-  /** The open connection calls go out on, if any. */
-  private conn: Connection | undefined;
   /** Client-side argument schemas (the client's `validate` option). */
   private argsCheck: ArgsCheck | undefined;
-  /** Ids of calls given up while waiting to be resent: cancelled on the next connection. */
-  private cancelNext: number[] | undefined;
   /** One timer for every call's timeout. */
-  private readonly timeouts: CallTimeouts;
+  protected readonly timeouts: CallTimeouts;
   /** What per-call options need of this caller (call-options.ts). */
   private readonly host: OptionsHost;
 
-  constructor(private readonly options: CallerOptions) {
+  constructor(options: CallerOptions) {
+    super(options);
     this.timeouts = new CallTimeouts(this, options);
     this.sending = new CallSending(this, options.exports, options.acknowledge === true);
     this.frame = new FrameTally(this.sending);
@@ -219,7 +210,7 @@ export class Caller implements CallMaker {
    * handles' `then` in a promise job queued in this turn, so a property read awaited there is
    * still made before the flush and shares the frame with the calls made in this turn.
    */
-  private scheduleFlush(): void {
+  protected scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     microtask(this.flushNext);
@@ -311,126 +302,6 @@ export class Caller implements CallMaker {
       this.drainTimer = undefined;
       this.flush();
     }, 5);
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Settling
-  // ---------------------------------------------------------------------------------------------
-
-  /** Settles call `id` with a reply's outcome; unknown ids (timed out, cancelled) are ignored. */
-  settleReply(id: number, ok: boolean, outcome: unknown): void {
-    const call = this.pending.get(id);
-    if (call) this.finish(call, ok, outcome);
-  }
-
-  /** The call with `id`, if it is waiting for a reply. */
-  waiting(id: number): OutgoingCall | undefined {
-    return this.pending.get(id);
-  }
-
-  /** Fails `call` now (timeout, abort, refusal); a sent call is cancelled on the other end. */
-  fail(call: OutgoingCall, reason: unknown): void {
-    if (call.settled) return;
-    const sent = call.sentOn !== undefined;
-    if (call.sentOn && call.sentOn === this.conn && call.id > 0) this.conn.cancel(call.id);
-    // Sent on a connection that was cut, and waiting to be resent: its run may still go on
-    // there (the delivery record keeps it for the resend), so the next connection cancels it.
-    else if (!call.sentOn && call.sentBefore && call.id > 0) (this.cancelNext ??= []).push(call.id);
-    this.finish(call, false, reason);
-    // Sent calls that pipeline on it reject with the same error (and are cancelled), as they
-    // would had it failed on the other end; queued ones see it when they are written.
-    if (sent && call.dependedOn)
-      for (const other of [...this.pending.values()]) if (other.sentOn && other.deps?.includes(call)) this.fail(other, reason);
-  }
-
-  private finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {
-    if (!call.settle(ok, outcome)) return;
-    call.onStub = undefined;
-    if (call.held) {
-      // It held the calls after it (its async schema had not answered): they may go now.
-      call.held = false;
-      this.scheduleFlush();
-    }
-    this.pending.delete(call.id);
-    if (!call.sentOn) this.unpin(call);
-    clearDeadline(call);
-    if (call.onAbort) {
-      call.signal!.removeEventListener("abort", call.onAbort);
-      call.onAbort = undefined;
-    }
-    if (this.pending.size === 0) this.timeouts.idle();
-    if (!ok && !call.observed) {
-      // Nobody awaited it (yet): report it unless someone does within this turn of the loop.
-      setTimeout(() => {
-        if (!call.observed) this.options.onUnobservedError(outcome);
-      }, 0);
-    }
-  }
-
-  /** A call that could not be encoded: the reads of lazy paths it made for it are not sent. */
-  private dropLazyReads(call: OutgoingCall, error: unknown): void {
-    if (!call.lazyReads) return;
-    for (const read of call.lazyReads.values()) if (!read.sentOn) this.finish(read, false, error);
-    call.lazyReads = undefined;
-  }
-
-  private unpin(call: OutgoingCall): void {
-    if (call.exports) {
-      this.options.exports.dropped(call.exports);
-      call.exports = undefined;
-    }
-  }
-
-  /**
-   * The connection calls went out on ended. `decide(call)` says what happens to a call that was
-   * sent on it and not answered: "retry" puts it back in front of the queue flagged as a resend
-   * (the object's delivery record answers it if it ran), "resend" puts it back as a new send (an
-   * idempotent call), "fail" fails it with `error(call)`.
-   */
-  connectionLost(
-    lost: Connection,
-    decide: (call: OutgoingCall) => "retry" | "resend" | "fail",
-    error: (call: OutgoingCall) => unknown,
-  ): void {
-    if (this.conn === lost) this.conn = undefined;
-    if (this.pending.size === 0) this.timeouts.stop(); // a kept timer goes with the connection
-    const again: OutgoingCall[] = [];
-    for (const call of [...this.pending.values()]) {
-      if (call.sentOn !== lost) continue;
-      const what = decide(call);
-      if (what === "fail") {
-        this.finish(call, false, error(call));
-        continue;
-      }
-      call.sentOn = undefined;
-      call.sentBefore = true;
-      if (what === "retry") call.flags |= CallFlags.Retry;
-      if (call.exports) this.options.exports.repin(call.exports);
-      again.push(call);
-    }
-    // In the order they were sent: a call that pipelines on a lazy read it made (a higher id, sent
-    // before it) must follow that read again, in the same frame.
-    again.sort((a, b) => a.order - b.order);
-    this.queue = [...again, ...this.queue];
-  }
-
-  /** Fails every call (queued or waiting) with `error`. */
-  failAll(error: unknown): void {
-    for (const call of [...this.pending.values()]) this.finish(call, false, error);
-    this.queue = [];
-  }
-
-  /** Takes every queued (unsent) call that is still waiting out of the queue; they stay pending. */
-  takeQueued(): OutgoingCall[] {
-    const calls = this.queue.filter((call) => !call.settled);
-    this.queue = [];
-    return calls;
-  }
-
-  /** Fails every queued (unsent) call with `error`. */
-  failQueued(error: unknown): void {
-    for (const call of this.queue) this.finish(call, false, error);
-    this.queue = [];
   }
 
   /** Clears every timer (the owner is being disposed). */

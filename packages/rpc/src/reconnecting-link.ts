@@ -2,8 +2,8 @@
  * A client's link to its endpoint across connections (not a connection's own `Link`, see
  * connection.ts): its state (observable through `rpcConnection(client)`) and who listens to it,
  * the heartbeat that detects a dead peer while a connection is open, and the backoff between
- * attempts after an unexpected close. The session (session.ts) builds on it: it opens each
- * connection (`connect`), decides what a close means for its calls, and disposes of it.
+ * attempts after an unexpected close. The session builds on it: what a close means for its calls,
+ * and disposing of it, in session-closes.ts; opening each connection (`connect`) in session.ts.
  *
  * Invariants:
  *  - Listeners hear each change of state once, in order; a listener's failure is its own.

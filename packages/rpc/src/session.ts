@@ -1,20 +1,15 @@
 /**
  * A client's session: one logical link to one Durable Object across any number of connections.
  * The link itself (its state, heartbeats, reconnect with backoff) is `ReconnectingLink`
- * (reconnecting-link.ts), which the session extends; the session opens each connection and says
- * what its close means for the calls, and owns the caller half that outlives connections (its
- * calls wait while reconnecting), the client's exports (functions and objects it passed by
- * reference), what it exposes to the object, and its Hello (session id, resends). Each open
- * transport gets a fresh `Connection` (connection.ts) for everything per connection.
+ * (reconnecting-link.ts), and how a connection ends and what that means for the calls is
+ * `SessionCloses` (session-closes.ts), which the session extends; the session opens each
+ * connection, and owns the caller half that outlives connections (its calls wait while
+ * reconnecting), the client's exports (functions and objects it passed by reference), what it
+ * exposes to the object, and its Hello (session id, resends). Each open transport gets a fresh
+ * `Connection` (connection.ts) for everything per connection.
  *
- * Invariants:
- *  - Calls made while no connection is open are queued (bounded by `limits.maxPendingCalls`) and
- *    sent, in order, when one opens.
- *  - A call sent on a connection that closes before its reply is rejected with `DISCONNECTED`
- *    (the object may have run it), unless it was marked idempotent: then it is sent again on the
- *    next connection, at most `retries` times.
- *  - Stubs of a closed connection are dead (`REFERENCE_LOST`); the client's own exports are
- *    forgotten by the object and given fresh references when sent again.
+ * Invariant: calls made while no connection is open are queued (bounded by
+ * `limits.maxPendingCalls`) and sent, in order, when one opens.
  *
  * Internal module.
  */
@@ -22,15 +17,15 @@ import { Callee } from "./callee.js";
 import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
 import { Connection } from "./connection.js";
-import { disconnectMessage } from "./close-reasons.js";
 import type { AccessPolicy } from "./access.js";
 import { CloseCode, FRAME_MARK, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
-import { ReconnectingLink, type ReconnectingLinkOptions } from "./reconnecting-link.js";
+import type { ReconnectingLinkOptions } from "./reconnecting-link.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
+import { SessionCloses } from "./session-closes.js";
 import { clear, unref } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
@@ -65,18 +60,9 @@ function newSessionId(): string {
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-export class ClientSession extends ReconnectingLink implements TransportHandler {
-  declare protected readonly options: SessionOptions;
-  /** The open connection, or the one being opened. */
-  private conn: Connection | undefined;
+export class ClientSession extends SessionCloses implements TransportHandler {
   readonly caller: Caller;
   readonly exports: ExportTable;
-  /** Why the last connection ended, for `DISCONNECTED` messages. */
-  private lastClose: { code: number; reason: string } | undefined;
-  /** Why this client closed the connection itself, when it refused a frame. */
-  private refused: RpcError | undefined;
-  /** Set once a connection has opened: from then on a lost connection is re-established. */
-  private everOpened = false;
   /**
    * What the object's system calls reach on this client: the subscriptions' event sink, set by
    * the first `subscribe()` (subscriptions.ts), so a client that never subscribes does not carry
@@ -89,8 +75,6 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
   readonly sessionId = newSessionId();
   /** When the session began (`performance.now()`): a resending hello says how long ago. */
   private readonly startedAt = performance.now();
-  /** Calls of a lost connection wait to be resent on the next one. */
-  private resending = false;
   /**
    * The object has answered a call of this session, so it processed the Hello before the call.
    * Only then does "resending" tell it something: an unknown session that is resending, and does
@@ -287,146 +271,6 @@ export class ClientSession extends ReconnectingLink implements TransportHandler 
     this.pingSentAt = 0;
     if (!this.acknowledged) this.acknowledged = isReplies(data);
     this.conn?.receive(data);
-  }
-
-  onClose(code: number, reason: string): void {
-    if (code === CloseCode.OtherRequest) {
-      // A client kept across a Worker's requests: its socket is another request's, and no
-      // connection it opens could outlive this one either. It cannot work: say so, once, to all.
-      this.dispose(
-        `The client for ${this.options.label} was made in another request of this Worker, and workerd does not let one request use a connection another opened (${reason}). Create the client inside the request that uses it (with \`using\`), or use httpTransport(), whose clients may serve many requests.`,
-      );
-      return;
-    }
-    const conn = this.conn;
-    const transport = this.transport;
-    this.conn = undefined;
-    this.transport = undefined;
-    this.lastClose = { code, reason };
-    this.clearTimers();
-    if (conn) {
-      conn.end({
-        code: "REFERENCE_LOST",
-        message: `This stub came from a connection to ${this.options.label} that closed (code ${code}); stubs do not survive a reconnect. Get a new one.`,
-      });
-    }
-    if (this._state === "disposed") return;
-    const refused = this.refused;
-    this.refused = undefined;
-    const error = new RpcError(
-      "DISCONNECTED",
-      refused
-        ? `The client closed its connection to ${this.options.label} because it refused a frame (${refused.code}: ${refused.message})`
-        : disconnectMessage(this.options.label, code, reason),
-      refused ? { cause: refused } : undefined,
-    );
-    // Sent calls: resend them on the next connection (answered from the object's delivery
-    // record, or run if they never ran); an idempotent call is simply sent again. When there
-    // will be no next connection, they fail, saying they may have run. Queued calls stay queued.
-    const resume = this.options.reconnect !== false && this.everOpened;
-    const refusedOurs = !refused && (code === CloseCode.PolicyViolation || code === CloseCode.MessageTooBig);
-    if (conn) {
-      this.caller.connectionLost(
-        conn,
-        (call) => {
-          if (call.remade) return "fail";
-          if (call.idempotent && call.retries > 0) {
-            call.retries--;
-            return "resend";
-          }
-          // Not after 1008/1009: the object refused a frame of ours, and would refuse it again.
-          if (resume && this.options.exactlyOnce && call.id > 0 && !refusedOurs) {
-            this.resending = true;
-            return "retry";
-          }
-          return "fail";
-        },
-        () =>
-          new RpcError(
-            "DISCONNECTED",
-            `${error.message} The call had been sent, so it may have run${resume ? "" : " (reconnect is off, so it was not resent)"}.`,
-            { cause: error.cause },
-          ),
-      );
-    }
-    this.exports.peerLost();
-    if (!this.everOpened) {
-      // Never connected: say so, and why if the transport can tell (a WebSocket error says
-      // nothing). Queued calls fail with CONNECT_FAILED; the next call tries again.
-      this.connectFailed(code, reason, transport);
-      this.attempt = 0;
-      this.setState("idle");
-      return;
-    }
-    if (!resume) {
-      // Reconnection is off: queued calls fail now rather than wait for their timeouts; the
-      // next call connects again.
-      this.caller.failQueued(new RpcError("DISCONNECTED", `${error.message} The call was never sent.`, { cause: error.cause }));
-      this.attempt = 0;
-      this.setState("idle");
-      return;
-    }
-    this.attempt++;
-    this.scheduleReconnect();
-  }
-
-  /**
-   * Fails the calls that waited for a first connection that never opened, with the likely
-   * reason; `waitForOpen` callers get the same error.
-   */
-  private connectFailed(code: number, reason: string, transport: RpcTransport | undefined): void {
-    const calls = this.caller.takeQueued();
-    if (calls.length === 0 && this.openWaiters === 0) return;
-    const why = reason ? `: ${reason}` : "";
-    const what =
-      code === CloseCode.ConnectTimeout
-        ? `The connection to ${this.options.label} did not open within connectTimeout (${this.options.connectTimeout} ms).`
-        : `Could not connect to ${this.options.label} (code ${code}${why}); nothing was sent.`;
-    const diagnosed = transport?.diagnose ? transport.diagnose().catch(() => undefined) : Promise.resolve(undefined);
-    this.connectFailure = diagnosed.then((diagnosis) => new RpcError("CONNECT_FAILED", diagnosis ? `${what} ${diagnosis}` : what));
-    void this.connectFailure.then((error) => {
-      for (const call of calls) this.caller.fail(call, error);
-    });
-  }
-
-  /** The transport factory threw: like a first connection that never opened. */
-  private transportFailed(error: unknown): void {
-    const failure = new RpcError(
-      "CONNECT_FAILED",
-      `Could not make a transport for ${this.options.label}: ${String((error as Error)?.message ?? error)}`,
-      {
-        cause: error,
-      },
-    );
-    this.connectFailure = Promise.resolve(failure);
-    for (const call of this.caller.takeQueued()) this.caller.fail(call, failure);
-    this.attempt = 0;
-    this.setState("idle");
-  }
-
-  /**
-   * Closes the connection and rejects every waiting call with `DISPOSED` (`why`: the client
-   * disposed itself, and every call from now on fails saying why). Idempotent.
-   */
-  dispose(why?: string): void {
-    if (this._state === "disposed") return;
-    if (why !== undefined) this.disposedBecause = why;
-    clear(this.reconnectTimer);
-    this.caller.stopTimers();
-    this.clearTimers();
-    this.setState("disposed");
-    this.caller.failAll(new RpcError("DISPOSED", why ?? `The client for ${this.options.label} was disposed while the call was waiting.`));
-    const transport = this.transport;
-    const conn = this.conn;
-    this.transport = undefined;
-    this.conn = undefined;
-    conn?.end({ code: "RELEASED", message: `The client for ${this.options.label} was disposed; its stubs went with it.` });
-    transport?.close(CloseCode.Normal, "client disposed");
-  }
-
-  /** Why the last connection closed, if one has. */
-  get lastCloseInfo(): { code: number; reason: string } | undefined {
-    return this.lastClose;
   }
 }
 
