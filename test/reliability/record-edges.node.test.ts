@@ -2,7 +2,8 @@
  * The exactly-once record's options and lifecycle, Node over node:sqlite with the fault
  * transport (the patterns of exactly-once.node.test.ts): refusals kept whatever maxResultBytes
  * says, a resend of a running call waits even when its session is stale, pruning with a huge
- * window, options of the wrong type, and a forgotten session that stays forgotten.
+ * window, options of the wrong type, a forgotten session that stays forgotten, and a stored
+ * binary answer sent in its place behind a reply that reads a Blob.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRpcClient, type RpcClientOptions } from "../../packages/rpc/src/client.js";
@@ -10,6 +11,7 @@ import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
 import { CallFlags } from "../../packages/rpc/src/envelopes.js";
+import { readFrame } from "../../packages/rpc/src/frame.js";
 import type { RpcError } from "../../packages/rpc/src/errors.js";
 import { rpcMethod } from "../../packages/rpc/src/rpc-method.js";
 import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
@@ -27,6 +29,15 @@ class Ledger extends Service {
   }
   /** A read: not recorded. */
   peek = rpcMethod({ readOnly: true }, () => this.value);
+  /** A read whose result is a Blob: its reply waits for the bytes. */
+  peekBlob = rpcMethod({ readOnly: true }, (text: string) => {
+    this.runs.set("peekBlob", (this.runs.get("peekBlob") ?? 0) + 1);
+    return new Blob([text]);
+  });
+  bytesOf(n: number): Uint8Array {
+    this.runs.set("bytesOf", (this.runs.get("bytesOf") ?? 0) + 1);
+    return new Uint8Array(n).fill(n);
+  }
   bulk = rpcMethod({ record: false }, (n: number) => {
     this.runs.set("bulk", (this.runs.get("bulk") ?? 0) + 1);
     return "x".repeat(n);
@@ -183,3 +194,39 @@ describe("a forgotten session's second resending hello, over connections", () =>
     expect(t.service.runsOf("increment")).toBe(3);
   });
 });
+
+describe("a resend answered from the record behind a reply still reading its Blob", () => {
+  // outbox.ts: what one end queues leaves in the order it was queued, and a reply holding a Blob
+  // holds back what comes after it; server-callee.ts: a binary answer kept in the record is sent
+  // "in its place". It used to go straight to the socket after outbox.flush(), which does not
+  // send what waits behind a Blob read, so it overtook the reply queued before it.
+  it("the stored binary answer of a resend arriving after a Blob call leaves after that call's reply", async () => {
+    using t = setup({}, { flushAfter: 0 });
+    await t.client.increment();
+    /** A fresh connection on which the test speaks for a client (the real client's frames are dropped). */
+    const fresh = async () => {
+      t.faults.halfOpen = true;
+      const count = t.faults.connections.length;
+      t.faults.last.peerClose(1006);
+      await vi.waitFor(() => expect(t.faults.connections.length).toBe(count + 1));
+      return t.faults.last.paired;
+    };
+    const S = "AAAAAAAAAAAAAAAAAAAAAA";
+    const ids = (frames: readonly (string | Uint8Array)[]) =>
+      frames.map((f) => ((readFrame(f, LIMITS)!.body as unknown[][])[0] as number[])[0]);
+    let conn = await fresh();
+    conn.inject(`\u001eH["${S}",0]`);
+    conn.inject('\u001eC[[1,["bytesOf",[0,3]]]]'); // runs; its binary answer is kept, and lost with the connection
+    await vi.waitFor(() => expect(conn.sentByServer.length).toBe(1));
+    conn = await fresh();
+    conn.inject(`\u001eH["${S}",1,1000]`);
+    const before = conn.sentByServer.length;
+    conn.inject('\u001eC[[2,["peekBlob",[0,"b"]]]]'); // its reply waits for the Blob's bytes
+    conn.inject(`\u001eC[[1,["bytesOf",[0,3]],0,${CallFlags.Retry}]]`); // answered from the record
+    await vi.waitFor(() => expect(conn.sentByServer.length).toBe(before + 2));
+    expect(ids(conn.sentByServer.slice(before))).toEqual([2, 1]); // was [1, 2]: the stored answer went first
+    expect([t.service.runsOf("peekBlob"), t.service.runsOf("bytesOf")]).toEqual([1, 1]);
+  });
+});
+
+const LIMITS = { maxMessageBytes: 1 << 30, maxBlobs: 1 << 20 } as never;
