@@ -61,6 +61,15 @@ function setup(options: Omit<RpcClientOptions, "transport"> = {}, delivery?: Par
   return { service, sql, records, faults, client, [Symbol.dispose]: () => client[Symbol.dispose]() };
 }
 
+/** A fresh connection on which the test speaks for a client (the real client's frames are dropped). */
+async function freshConnection(t: ReturnType<typeof setup>) {
+  t.faults.halfOpen = true;
+  const count = t.faults.connections.length;
+  t.faults.last.peerClose(1006);
+  await vi.waitFor(() => expect(t.faults.connections.length).toBe(count + 1));
+  return t.faults.last.paired;
+}
+
 afterEach(() => {
   vi.useRealTimers();
   vi.restoreAllMocks();
@@ -164,14 +173,7 @@ describe("a forgotten session's second resending hello, over connections", () =>
     using t = setup({}, { maxAge: 2 * HOUR, flushAfter: 0 });
     await t.client.increment();
     const now = vi.spyOn(Date, "now").mockReturnValue(Date.now());
-    /** A fresh connection on which the test speaks for a client (the real client's frames are dropped). */
-    const fresh = async () => {
-      t.faults.halfOpen = true;
-      const count = t.faults.connections.length;
-      t.faults.last.peerClose(1006);
-      await vi.waitFor(() => expect(t.faults.connections.length).toBe(count + 1));
-      return t.faults.last.paired;
-    };
+    const fresh = () => freshConnection(t);
     const S = "AAAAAAAAAAAAAAAAAAAAAA";
     let conn = await fresh();
     conn.inject(`\u001eH["${S}",0]`);
@@ -203,14 +205,7 @@ describe("a resend answered from the record behind a reply still reading its Blo
   it("the stored binary answer of a resend arriving after a Blob call leaves after that call's reply", async () => {
     using t = setup({}, { flushAfter: 0 });
     await t.client.increment();
-    /** A fresh connection on which the test speaks for a client (the real client's frames are dropped). */
-    const fresh = async () => {
-      t.faults.halfOpen = true;
-      const count = t.faults.connections.length;
-      t.faults.last.peerClose(1006);
-      await vi.waitFor(() => expect(t.faults.connections.length).toBe(count + 1));
-      return t.faults.last.paired;
-    };
+    const fresh = () => freshConnection(t);
     const S = "AAAAAAAAAAAAAAAAAAAAAA";
     const ids = (frames: readonly (string | Uint8Array)[]) =>
       frames.map((f) => ((readFrame(f, LIMITS)!.body as unknown[][])[0] as number[])[0]);
