@@ -74,6 +74,14 @@ interface Sub {
 /** A client session's subscriptions, and the system object the object's events reach. */
 export class Subscriptions {
   private readonly subs = new Map<string, Sub>();
+  /**
+   * Topics whose closed subscription's `unsubscribe` is unanswered, and how many such calls are
+   * out: the events of such a topic that arrive meanwhile were pushed to the closed subscription
+   * (its replay, or a publish the object made before it read the unsubscribe). Frames arrive in
+   * order, so a new subscription's replay comes after that answer; before it, those events
+   * would move the new one's cursor past the events it asked for, and drop them as seen.
+   */
+  private readonly closing = new Map<string, number>();
 
   /** What the object's `event` pushes call (a system call, never the app's exposed object). */
   readonly system = {
@@ -209,6 +217,7 @@ export class Subscriptions {
   }
 
   private deliver(topic: unknown, seq: unknown, value: unknown): void {
+    if (typeof topic === "string" && this.closing.has(topic)) return; // a closed subscription's (see `closing`)
     const sub = typeof topic === "string" ? this.subs.get(topic) : undefined;
     if (!sub || sub.closed || typeof seq !== "number") return;
     // No cursor yet (subscribed without `since`, not confirmed): what arrives now is another
@@ -235,8 +244,15 @@ export class Subscriptions {
     // open, or a subscribe call is on its way — queued while connecting, it goes out first, and
     // the unsubscribe queued behind it undoes it.
     if (this.session.state === "open" || sub.sending) {
-      const call = this.session.call({ kind: "system" }, ["unsubscribe"], [sub.topic]);
+      const { topic } = sub;
+      const call = this.session.call({ kind: "system" }, ["unsubscribe"], [topic]);
       call.observed = true;
+      this.closing.set(topic, (this.closing.get(topic) ?? 0) + 1);
+      call.whenSettled(() => {
+        const left = this.closing.get(topic)! - 1;
+        if (left > 0) this.closing.set(topic, left);
+        else this.closing.delete(topic);
+      });
     }
   }
 
