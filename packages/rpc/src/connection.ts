@@ -22,7 +22,7 @@ import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, ReplyStatus } from 
 import { RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
-import { Outbox } from "./outbox.js";
+import { MAX_ENVELOPES, Outbox } from "./outbox.js";
 import { refuseOversized, scanOversized } from "./oversized.js";
 import { type ExportTable, type ImportEnd, ImportTable } from "./references.js";
 import { ReplyReader } from "./reply-reader.js";
@@ -168,16 +168,26 @@ export class Connection {
   private receiveCalls(body: unknown, blobs: readonly Uint8Array[]): void {
     const { limits } = this.config;
     if (!Array.isArray(body)) return void this.protocol("a call frame's body must be an array of calls.");
-    if (body.length > limits.maxPendingCalls) {
-      return void this.protocol(`frame carries ${body.length} calls, more than limits.maxPendingCalls (${limits.maxPendingCalls}).`);
+    // maxPendingCalls counts calls (envelopes with an id): notifications wait for nothing, so a
+    // client with a small limit still takes a frame of topic events or pushes, which the object
+    // cuts at MAX_ENVELOPES whatever the client's limit. Checked before the envelopes are read.
+    if (body.length > Math.max(limits.maxPendingCalls, MAX_ENVELOPES)) {
+      return void this.protocol(
+        limits.maxPendingCalls >= MAX_ENVELOPES
+          ? tooManyCalls(body.length, limits)
+          : `frame carries ${body.length} envelopes, more than the ${MAX_ENVELOPES} a frame holds.`,
+      );
     }
     // Every envelope must carry a usable id before any call of the frame runs: a frame that
     // cannot be answered call by call is refused whole.
+    let calls = 0;
     for (const envelope of body as unknown[]) {
       if (!Array.isArray(envelope) || !isCallIdOrZero(envelope[0])) {
         return void this.protocol("a call must be [id, chain] with a positive integer id (0 for a notification).");
       }
+      if (envelope[0] !== 0) calls++;
     }
+    if (calls > limits.maxPendingCalls) return void this.protocol(tooManyCalls(calls, limits));
     this.outbox.hold();
     try {
       this.callee.receive(body as unknown[][], blobs);
@@ -324,6 +334,10 @@ export type ServerConnection = Connection & { readonly callee: ServerCallee };
 
 /** A client session id: 16–64 characters of base64url. */
 const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+function tooManyCalls(count: number, limits: RpcLimits): string {
+  return `frame carries ${count} calls, more than limits.maxPendingCalls (${limits.maxPendingCalls}).`;
+}
 
 function isCallIdOrZero(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
