@@ -8,7 +8,7 @@
  */
 import { rpcConnection, subscribe, type RpcClientOptions } from "@dorpc/rpc";
 import { rpcPublish } from "@dorpc/rpc/server";
-import { createTestClient, dropConnection, evictObject, runInObject, waitForState } from "@dorpc/testing";
+import { createTestClient, type TestClient, dropConnection, evictObject, runInObject, waitForState } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import type { Room, RoomClient } from "./push-objects.js";
@@ -25,13 +25,33 @@ function member(room: string, name: string, options: RpcClientOptions = {}) {
   return { client, errors, [Symbol.dispose]: () => client[Symbol.dispose]() };
 }
 
+/** A new room where ann has posted "one", and bob, connected: the client under test. */
+async function afterAnnsPost(prefix: string) {
+  const room = uniqueName(prefix);
+  const a = member(room, "ann");
+  await a.client.post("one");
+  const b = member(room, "bob");
+  await b.client.connected();
+  return {
+    b,
+    [Symbol.dispose]() {
+      b[Symbol.dispose]();
+      a[Symbol.dispose]();
+    },
+  };
+}
+
+/** Publishes events 1..`count` on the room's "ticks" topic, from inside the object. */
+function publishTicks(client: TestClient<Room>, count: number): Promise<void> {
+  return runInObject(client, (obj) => {
+    for (let i = 1; i <= count; i++) rpcPublish(obj, "ticks", i);
+  });
+}
+
 describe("topic events in order around replies, replays and reconnects", () => {
   it("subscribe (no since) then post in the same turn: the subscriber gets the post", async () => {
-    const room = uniqueName("p8-same-frame");
-    using a = member(room, "ann");
-    await a.client.post("one");
-    using b = member(room, "bob");
-    await b.client.connected();
+    using t = await afterAnnsPost("p8-same-frame");
+    const { b } = t;
     const seen: [number, string][] = [];
     using sub = subscribe(b.client, "chat", (e, info) => void seen.push([info.seq, e.text]));
     const posted = b.client.post("two");
@@ -41,11 +61,8 @@ describe("topic events in order around replies, replays and reconnects", () => {
   });
 
   it("subscribe (no since) then runInObject publish in the same turn: delivered", async () => {
-    const room = uniqueName("p8-same-frame2");
-    using a = member(room, "ann");
-    await a.client.post("one");
-    using b = member(room, "bob");
-    await b.client.connected();
+    using t = await afterAnnsPost("p8-same-frame2");
+    const { b } = t;
     const seen: number[] = [];
     using sub = subscribe(b.client, "chat", (_e, info) => void seen.push(info.seq));
     const p = runInObject(b.client, (obj) => void rpcPublish(obj, "chat", { from: "s", text: "2" }));
@@ -123,9 +140,7 @@ describe("topic events in order around replies, replays and reconnects", () => {
     const seen: number[] = [];
     const s1 = subscribe(b.client, "ticks", (_e, info) => void seen.push(info.seq), { since: 0 });
     await s1.ready;
-    await runInObject(a.client, (obj) => {
-      for (let i = 1; i <= 5; i++) rpcPublish(obj, "ticks", i);
-    });
+    await publishTicks(a.client, 5);
     await vi.waitFor(() => expect(seen.length).toBe(5));
     const cursor = s1.cursor;
     s1.close();
@@ -163,9 +178,7 @@ describe("topic events in order around replies, replays and reconnects", () => {
   it("since exactly latest, and since beyond latest", async () => {
     const room = uniqueName("p8-since-edges");
     using a = member(room, "ann");
-    await runInObject(a.client, (obj) => {
-      for (let i = 1; i <= 3; i++) rpcPublish(obj, "ticks", i);
-    });
+    await publishTicks(a.client, 3);
     using b = member(room, "bob");
     const s1seen: number[] = [];
     const s2seen: number[] = [];
@@ -189,9 +202,7 @@ describe("topic events in order around replies, replays and reconnects", () => {
   }, async () => {
     const room = uniqueName("p8-drop-mid-replay");
     using a = member(room, "ann");
-    await runInObject(a.client, (obj) => {
-      for (let i = 1; i <= 600; i++) rpcPublish(obj, "ticks", i);
-    });
+    await publishTicks(a.client, 600);
     using b = member(room, "bob", { reconnect: { initialDelay: 100, maxDelay: 100, jitter: 0 } });
     await rpcConnection(b.client).waitForOpen();
     const seen: number[] = [];
@@ -222,9 +233,7 @@ describe("a subscription closed and opened again with an older since", () => {
   it("a pending subscription (since 3) closed, then one from since 1: the new one gets 2, 3, 4, 5", async () => {
     const room = uniqueName("p8-reopen-pending");
     using a = member(room, "ann");
-    await runInObject(a.client, (obj) => {
-      for (let i = 1; i <= 5; i++) rpcPublish(obj, "ticks", i);
-    });
+    await publishTicks(a.client, 5);
     using b = member(room, "bob");
     await b.client.connected();
     const seen1: number[] = [];
@@ -262,9 +271,7 @@ describe("a client whose maxPendingCalls is below a frame of events", () => {
     const errors: unknown[] = [];
     const expose = { message: () => undefined, confirm: () => true, slow: async () => "x" } satisfies RoomClient;
     using a = createTestClient<Room>(env.ROOM, room, { query: { name: "ann" }, expose });
-    await runInObject(a, (obj) => {
-      for (let i = 1; i <= 300; i++) rpcPublish(obj, "ticks", i);
-    });
+    await publishTicks(a, 300);
     using b = createTestClient<Room>(env.ROOM, room, {
       query: { name: "bob" },
       expose,
