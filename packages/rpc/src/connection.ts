@@ -291,8 +291,8 @@ export class Connection {
     );
   }
 
-  /** Sends a whole frame now, past the outbox (a heartbeat answer, a stored binary reply). */
-  trySend(frame: WireFrame): void {
+  /** Sends a heartbeat answer now, past the outbox (whole stored frames go through `Outbox.addFrame`). */
+  private trySend(frame: WireFrame): void {
     try {
       this.link.send(frame);
     } catch {
