@@ -291,3 +291,36 @@ describe("a client whose maxPendingCalls is below a frame of events", () => {
     expect({ outcome, count: seen.length, errors: errors.map(String).slice(0, 2) }).toEqual({ outcome: "ready", count: 300, errors: [] });
   });
 });
+
+describe("events reach a client that is running as many of the object's calls as it allows", () => {
+  it("a topic event is delivered while limits.maxPendingCalls of the object's calls run on the client", async () => {
+    const room = uniqueName("p8-running");
+    using a = member(room, "ann");
+    let started = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    using b = member(room, "bob", {
+      limits: { maxPendingCalls: 2 },
+      expose: {
+        message: () => undefined,
+        confirm: () => true,
+        slow: async () => {
+          started++;
+          await gate;
+          return "x";
+        },
+      } satisfies RoomClient,
+    });
+    const seen: string[] = [];
+    using sub = subscribe(b.client, "chat", (e) => void seen.push(e.text));
+    await sub.ready;
+    // The object calls bob's slow() twice: bob is now running maxPendingCalls of its calls.
+    const asks = [b.client.askSlow(0), b.client.askSlow(0)];
+    await vi.waitFor(() => expect(started).toBe(2));
+    await a.client.post("two");
+    await vi.waitFor(() => expect(seen).toEqual(["two"]));
+    release();
+    expect(await Promise.all(asks)).toEqual(["x", "x"]);
+    expect(b.errors).toEqual([]);
+  });
+});

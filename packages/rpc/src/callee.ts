@@ -137,14 +137,17 @@ export class Callee {
         );
         continue;
       }
-      if (this.running.size + this.orphans >= limits.maxPendingCalls) {
-        const error = new RpcError(
-          "LIMIT",
-          `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`,
-        );
+      // Calls only: a notification (a push, a topic event) is never kept running, so it is not
+      // refused because calls are (that lost a client's events while the object's calls ran on it).
+      if (id > 0 && this.running.size + this.orphans >= limits.maxPendingCalls) {
         releaseUnread(this.conn.imports, envelope[1]);
-        if (id > 0) this.conn.outbox.add(FrameKind.Replies, failed(id, error));
-        else this.config.onNotificationError(error);
+        this.conn.outbox.add(
+          FrameKind.Replies,
+          failed(
+            id,
+            new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`),
+          ),
+        );
         continue;
       }
       let call: Incoming;
