@@ -128,7 +128,51 @@ describe("hostile server → client", () => {
     expect(state.s).not.toBe("pending");
     // …and the client must not have called export 7 with its own resolve/reject functions.
     expect(h.calls().filter((c) => c[2] === 7)).toEqual([]);
+    // Refused once built: the stub made for export 7 is nobody's, so it is released at once.
+    expect((state.v as RpcError).code).toBe("DECODE");
+    expect(h.bodies("X").flat()).toEqual([[7, 1]]);
   });
+
+  it("a subscribe answered with { seq: <function stub> } rejects ready (PROTOCOL) and releases that export at once", async () => {
+    const { h, client } = await fresh({ timeout: 0 });
+    const sub = subscribe(client as never, "t" as never, () => {});
+    const ready = track(sub.ready);
+    await tick();
+    h.feed(
+      R([
+        [
+          1,
+          1,
+          [
+            [2, [[1, 2]]],
+            [0, "seq"],
+            [31, [8, 0]],
+          ],
+        ],
+      ]),
+    );
+    await tick(5);
+    expect(ready.s).toBe("err");
+    expect((ready.v as RpcError).code).toBe("PROTOCOL");
+    expect(h.bodies("X").flat()).toEqual([[8, 1]]);
+  });
+
+  for (const seq of [1e300, 2 ** 53 + 2, 1.5, 0, -1]) {
+    it(`a topic event numbered ${seq} is dropped and reported; the cursor stays and later events arrive`, async () => {
+      const { h, client } = await fresh({ timeout: 0 });
+      const seen: number[] = [];
+      const sub = subscribe(client as never, "t" as never, (_e: unknown, info: { seq: number }) => void seen.push(info.seq));
+      await tick();
+      h.feed(R([[1, 0, { seq: 1 }]]));
+      await tick();
+      const event = (n: number) => "\u001eC" + JSON.stringify([[0, ["event", [0, "t", n, "e"]], 0, 2]]);
+      h.feed(event(seq));
+      h.feed(event(2));
+      await tick();
+      expect({ seen, cursor: sub.cursor }).toEqual({ seen: [2], cursor: 2 });
+      expect(h.errors.map(([e]) => (e as RpcError).code)).toEqual(["PROTOCOL"]);
+    });
+  }
 
   it("a subscribe answered with null does not throw out of onMessage nor drop the other replies of its frame", async () => {
     const { h, client } = await fresh({ timeout: 0 });

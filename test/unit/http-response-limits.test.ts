@@ -140,3 +140,60 @@ describe("httpTransport: response bodies are read within the client's limits", (
     expect(seen.pulls).toBeLessThanOrEqual(66);
   });
 });
+
+describe("httpTransport: a complete answer that leaves calls of its request unanswered", () => {
+  // The object answers every call of a request in its response: once the body is read whole,
+  // a call it left waiting can get no answer later (a broken endpoint, a proxy dropping the last
+  // frames). It fails at once, saying it may have run, instead of waiting for its timeout.
+  const answering =
+    (count: number, type = FRAME_TYPE): FetchLike =>
+    async (_url, init) => {
+      const ids = (await callIds(init!)).slice(0, count);
+      const frames = ids.map((id) => reply(id, id * 10));
+      const body = type === FRAMES_TYPE ? list(frames) : frames.length ? frames[0]! : encoder.encode("\u001eR[]");
+      return new Response(body, { headers: { "Content-Type": type } });
+    };
+
+  it("an empty reply frame: the call fails DISCONNECTED at once", async () => {
+    using api = createRpcClient<Api>("API", "x", {
+      baseUrl: "https://x.test",
+      timeout: 0,
+      transport: httpTransport({ fetch: answering(0) }),
+    });
+    const error = await expectRejectsCode(api.a(), "DISCONNECTED");
+    expect(error.message).toMatch(/ended without an answer to this call; it may have run/);
+  });
+
+  it("a frame answering one of two calls: that one resolves, the other fails DISCONNECTED", async () => {
+    using api = createRpcClient<Api>("API", "x", {
+      baseUrl: "https://x.test",
+      timeout: 0,
+      transport: httpTransport({ fetch: answering(1) }),
+    });
+    const a = api.a();
+    const b = api.b();
+    expect(await a).toBe(10);
+    await expectRejectsCode(b, "DISCONNECTED");
+  });
+
+  it("a frame list that ends cleanly after its first frame: the calls of the missing frames fail DISCONNECTED", async () => {
+    using api = createRpcClient<Api>("API", "x", {
+      baseUrl: "https://x.test",
+      timeout: 0,
+      transport: httpTransport({ fetch: answering(1, FRAMES_TYPE) }),
+    });
+    const a = api.a();
+    const b = api.b();
+    expect(await a).toBe(10);
+    await expectRejectsCode(b, "DISCONNECTED");
+  });
+
+  it("an answer to every call settles each with its own result", async () => {
+    using api = createRpcClient<Api>("API", "x", {
+      baseUrl: "https://x.test",
+      timeout: 0,
+      transport: httpTransport({ fetch: answering(2, FRAMES_TYPE) }),
+    });
+    expect(await Promise.all([api.a(), api.b()])).toEqual([10, 20]);
+  });
+});

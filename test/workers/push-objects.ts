@@ -53,6 +53,12 @@ export class Room extends RpcDurableObject<Env, RoomClient, RoomTopics> {
   async askMe(question: string): Promise<boolean> {
     return this.client(rpcCaller()!).confirm(question);
   }
+  /** Waits `ms`, then asks its caller (who may have left meanwhile). */
+  async askLater(ms: number, question: string): Promise<boolean> {
+    const me = rpcCaller()!;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return this.client(me).confirm(question);
+  }
   async askSlow(ms: number): Promise<string> {
     return this.client(rpcCaller()!).slow(ms);
   }

@@ -3,8 +3,8 @@
  * whatever point of the connection's life it is closed — also before the connection has opened,
  * the case a React effect cleanup (a component unmounted right after mounting) runs into.
  */
-import { subscribe } from "@dorpc/rpc";
-import { createTestClient, runInObject } from "@dorpc/testing";
+import { rpcConnection, RpcError, subscribe } from "@dorpc/rpc";
+import { createTestClient, dropConnection, runInObject } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Room } from "./push-objects.js";
@@ -36,5 +36,35 @@ describe("closing a subscription", () => {
     sub.close(); // still connecting: the subscribe call is already queued
     await client.connected();
     expect(await subscribedTopics(client)).toEqual([[]]);
+  });
+});
+
+describe("disposing the client of a subscription not yet confirmed", () => {
+  const outcome = (ready: Promise<void>) =>
+    ready.then(
+      () => "resolved",
+      (error: unknown) => (RpcError.is(error) ? error.code : String(error)),
+    );
+
+  it("its subscribe cut by a drop and waiting for the next open: ready rejects DISPOSED", async () => {
+    const client = createTestClient<Room>(env.ROOM, uniqueName("dispose-cut"), {
+      query: { name: "ann" },
+      reconnect: { initialDelay: 60_000, maxDelay: 60_000, jitter: 0 },
+    });
+    await rpcConnection(client).waitForOpen();
+    const sub = subscribe(client, "chat", () => undefined);
+    await Promise.resolve(); // the subscribe is sent at the end of the turn; its answer needs another
+    await Promise.resolve();
+    dropConnection(client);
+    expect(rpcConnection(client).state).toBe("reconnecting");
+    client[Symbol.dispose]();
+    expect(await outcome(sub.ready)).toBe("DISPOSED");
+  });
+
+  it("its subscribe queued while connecting: ready rejects DISPOSED", async () => {
+    const client = createTestClient<Room>(env.ROOM, uniqueName("dispose-queued"), { query: { name: "ann" } });
+    const sub = subscribe(client, "chat", () => undefined);
+    client[Symbol.dispose]();
+    expect(await outcome(sub.ready)).toBe("DISPOSED");
   });
 });

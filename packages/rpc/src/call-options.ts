@@ -33,15 +33,19 @@ export interface OptionsHost {
   arm(call: OutgoingCall, timeout: number): void;
   /** Fails `call` now (its signal aborted). */
   fail(call: OutgoingCall, reason: unknown): void;
+  /** A call's deadline was dropped or moved: the shared timer follows the earliest one left. */
+  reconsider(): void;
 }
 
 /** Applies `options` to `call` (still queued or waiting): its timeout, signal and idempotency. */
 export function applyCallOptions(call: OutgoingCall, options: CallOptions, host: OptionsHost): void {
   if (call.settled) return;
   const timeout = options.timeout ?? host.timeout;
+  const before = call.deadline;
   clearDeadline(call);
   if (timeout > 0) host.arm(call, timeout);
-  else if (options.timeout === 0) call.deadline = 0;
+  // Dropped or moved later: the shared timer may have been armed for this call alone.
+  if (before !== 0 && (call.deadline === 0 || call.deadline > before)) host.reconsider();
   if (options.signal && options.signal !== call.signal) {
     if (call.onAbort) call.signal!.removeEventListener("abort", call.onAbort);
     const signal = options.signal;

@@ -84,6 +84,20 @@ export class CallTimeouts {
     if (next !== Infinity) this.armFor(next);
   }
 
+  /**
+   * A call's deadline was dropped or moved (`withCallOptions`): an owner that does not keep the
+   * timer armed follows the earliest deadline left, so a timer no call needs does not keep a
+   * Durable Object from hibernating (a call to a client that waits for a person, `timeout: 0`).
+   */
+  reconsider(): void {
+    if (this.timer === undefined || this.options.keepArmed || this.options.timerPerCall) return;
+    let next = Infinity;
+    for (const call of this.caller.pending.values()) if (call.deadline !== 0 && call.deadline < next) next = call.deadline;
+    if (next === this.at) return;
+    this.stop();
+    if (next !== Infinity) this.armFor(next);
+  }
+
   /** No call is waiting any more: clears the timer, unless the owner keeps it armed. */
   idle(): void {
     if (!this.options.keepArmed) this.stop();

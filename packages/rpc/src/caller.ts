@@ -105,6 +105,7 @@ export class Caller extends CallSettling implements CallMaker {
       timeout: options.timeout,
       arm: (call, timeout) => this.timeouts.arm(call, timeout),
       fail: (call, reason) => this.fail(call, reason),
+      reconsider: () => this.timeouts.reconsider(),
     };
   }
 

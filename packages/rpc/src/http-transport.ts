@@ -191,7 +191,17 @@ class HttpTransport implements RpcTransport {
       else this.finish(1006, `Reading the answer from ${this.url} failed: ${String((error as Error)?.message ?? error)}`);
       return;
     }
-    if (over !== undefined && !this.closed) {
+    if (over === undefined) {
+      // The whole answer was read, and the object answers every call of a request in it: a call
+      // left waiting (a broken endpoint, or a proxy that dropped its last frames) gets no answer
+      // later. Replies to the calls that were answered are ignored.
+      this.failCalls(frame, {
+        code: "DISCONNECTED",
+        message: `The answer from ${this.url} ended without an answer to this call; it may have run.`,
+      });
+      return;
+    }
+    if (!this.closed) {
       // The calls ran; an answer that cannot be read is not sent again (as over a socket).
       this.failCalls(frame, {
         code: "LIMIT",
@@ -214,6 +224,7 @@ class HttpTransport implements RpcTransport {
     } catch {
       // our own frame: always readable
     }
+    if (calls.length === 0) return;
     const code = isRpcErrorCode(error.code) ? error.code : "PROTOCOL";
     const replies = calls.map((call) =>
       ((call[3] as number | undefined) ?? 0) & CallFlags.Retry

@@ -135,13 +135,8 @@ export class OutgoingCall {
   settle(ok: boolean, outcome: unknown): boolean {
     if (this.settled) return false;
     if (ok && thenable(outcome)) {
-      // A promise resolved with it would call its `then`: a stub of the peer's function there
-      // would be called with this end's resolve and reject, and the peer would settle the call.
       ok = false;
-      outcome = new RpcError(
-        "DECODE",
-        "The answer has a `then` that is a function, so it cannot be awaited: return it under another name.",
-      );
+      outcome = unawaitable();
     }
     this.settled = true;
     this.ok = ok;
@@ -159,8 +154,17 @@ export class OutgoingCall {
   }
 }
 
+/**
+ * An answer that is `thenable` cannot settle a call: a promise resolved with it would call its
+ * `then`, and a stub of the peer's function there would be called with this end's resolve and
+ * reject (the peer would settle the call).
+ */
+export function unawaitable(): RpcError {
+  return new RpcError("DECODE", "The answer has a `then` that is a function, so it cannot be awaited: return it under another name.");
+}
+
 /** Whether `value` is an object or function whose `then` is a function (a promise would call it). */
-function thenable(value: unknown): boolean {
+export function thenable(value: unknown): boolean {
   if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
   try {
     return typeof (value as { then?: unknown }).then === "function";

@@ -22,6 +22,7 @@ import type { Connection } from "./connection.js";
 import { isWireId, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
+import { thenable, unawaitable } from "./outgoing-call.js";
 import { makeStub, releaseHolder, type StubHolder, stubHolder } from "./proxy.js";
 import { checkReference, releaseExports, releaseUnclaimed } from "./references.js";
 import { failure } from "./replies.js";
@@ -84,6 +85,12 @@ export class ReplyReader implements ReferenceResolver {
               ? reply[4]
               : undefined;
         releaseExports(conn.imports, table, this.built);
+        if (this.stubs) for (const holder of this.stubs) releaseHolder(holder);
+      }
+      if (ok && thenable(outcome)) {
+        // Refused once built (outgoing-call.ts): the stubs made for it are released now too.
+        ok = false;
+        outcome = unawaitable();
         if (this.stubs) for (const holder of this.stubs) releaseHolder(holder);
       }
       this.built = undefined;

@@ -89,7 +89,10 @@ export function isRpcSocket(target: object, ws: WebSocket): boolean {
   try {
     return ctx !== undefined && typeof ctx.getTags === "function" && ctx.getTags(ws).includes(RPC_SOCKET_TAG);
   } catch {
-    return false; // not a socket of this object's hibernation API
+    // Not a socket of this object's hibernation API — or one that closed: workerd keeps no tags
+    // for those, but its attachment stays readable (a caller kept after it left is still the
+    // object's client: calls to it fail DISCONNECTED, dispatcher.ts).
+    return ws.readyState > 1 && readAttachment(ws)?.v === 1;
   }
 }
 

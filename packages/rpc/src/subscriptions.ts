@@ -11,7 +11,7 @@
  * Internal module.
  */
 import { RpcError } from "./errors.js";
-import { proxyInfo } from "./proxy.js";
+import { disposeStubsIn, proxyInfo } from "./proxy.js";
 import type { ClientSession } from "./session.js";
 
 /** Where an event sits in its topic. */
@@ -93,7 +93,25 @@ export class Subscriptions {
     session.subscriptionCount = () => this.subs.size;
     session.onStateChange((state) => {
       if (state === "open") for (const sub of this.subs.values()) this.send(sub);
+      else if (state === "disposed") this.disposed();
     });
+  }
+
+  /**
+   * The client was disposed: every subscription ends. A `ready` not yet settled rejects — its
+   * subscribe may be waiting for the next open (cut by a drop), which will never come.
+   */
+  private disposed(): void {
+    for (const sub of this.subs.values()) {
+      sub.closed = true;
+      if (!sub.ready.settled) {
+        sub.ready.settled = true;
+        sub.ready.reject(
+          new RpcError("DISPOSED", `The client was disposed before the object confirmed the subscription to "${sub.topic}".`),
+        );
+      }
+    }
+    this.subs.clear();
   }
 
   add(topic: string, onEvent: (event: unknown, info: EventInfo) => void, options: SubscribeOptions | undefined): Subscription {
@@ -180,6 +198,7 @@ export class Subscriptions {
       }
       const result = subscribeAnswer(call.value);
       if (!result) {
+        disposeStubsIn(call.value); // what it carried by reference is nobody's
         this.subs.delete(sub.topic);
         sub.closed = true;
         const error = new RpcError("PROTOCOL", `The object answered subscribe("${sub.topic}") with something that is not a subscription.`);
@@ -219,7 +238,19 @@ export class Subscriptions {
   private deliver(topic: unknown, seq: unknown, value: unknown): void {
     if (typeof topic === "string" && this.closing.has(topic)) return; // a closed subscription's (see `closing`)
     const sub = typeof topic === "string" ? this.subs.get(topic) : undefined;
-    if (!sub || sub.closed || typeof seq !== "number") return;
+    if (!sub || sub.closed) return;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) {
+      // A broken object: taken as the cursor, it would drop every event after it as seen, and
+      // the object would refuse it as `since` on the next connection.
+      this.report(
+        new RpcError(
+          "PROTOCOL",
+          `An event of "${sub.topic}" came with ${typeof seq === "number" ? String(seq) : typeof seq} for a sequence number; it was dropped.`,
+        ),
+        sub.topic,
+      );
+      return;
+    }
     // No cursor yet (subscribed without `since`, not confirmed): what arrives now is another
     // subscription's replay (one closed just before); this one's events come after its answer.
     if (sub.cursor === undefined) return;
