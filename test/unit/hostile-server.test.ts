@@ -220,3 +220,29 @@ describe("hostile server → client", () => {
     expect(h.calls().filter((c) => c[3] === 1)).toEqual([]);
   });
 });
+
+describe("onMessage never throws, whatever the transport hands it", () => {
+  // undefined: the input is ignored and the call's reply still arrives; a code: the client closes
+  // the connection as broken (and, with reconnect off, the waiting call fails DISCONNECTED).
+  const inputs: [string, unknown, number | undefined][] = [
+    ["a Blob (binaryType not arraybuffer)", new Blob(["\u001eR[]"]), 1008],
+    ["a DataView, read as a binary frame", new DataView(new TextEncoder().encode("\u001eR[[99,0,1]]").buffer), 1009],
+    ["an empty ArrayBuffer", new ArrayBuffer(0), undefined],
+    ["a lone record separator as bytes", new Uint8Array([0x1e]), 1008],
+    ["a reply to an unknown id holding a lone surrogate", '\u001eR[[99,0,"\ud800"]]', undefined],
+    ["a replies frame of 100,000 nulls", `\u001eR[${Array(100_000).fill("null").join(",")}]`, undefined],
+  ];
+  for (const [name, data, code] of inputs) {
+    it(`${name}: ${code ? `closed with ${code}` : "ignored"}, and the call settles`, async () => {
+      const { h, client } = await fresh({ timeout: 0 });
+      const state = track(client.a());
+      await tick();
+      expect(h.feed(data as string)).toBeUndefined();
+      h.feed(R([[1, 0, "ok"]]));
+      await tick();
+      expect(h.closes.map(([closed]) => closed)).toEqual(code ? [code] : []);
+      expect(state).toEqual(code ? { s: "err", v: expect.objectContaining({ code: "DISCONNECTED" }) } : { s: "ok", v: "ok" });
+      expect(h.errors).toEqual([]);
+    });
+  }
+});

@@ -212,8 +212,8 @@ export class Counter extends RpcDurableObject<Env> {
 }
 
 /**
- * Counter under another binding (MY_COUNTER), to tell routes apart; it also runs calls of one
- * connection concurrently instead of one after another.
+ * Counter under another binding (MY_COUNTER), to tell routes apart; it also runs the calls of one
+ * connection one after another (`ordering: "sequential"`) instead of concurrently (the default).
  */
 export class MyCounter extends Counter {
   static override rpcOptions = { exposeErrorStack: true, ordering: "sequential" } satisfies RpcServerOptions;
