@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createRpcClient } from "../../packages/rpc/src/index.js";
 import { closeReason, type RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
@@ -724,6 +724,41 @@ describe("protocol violations", () => {
     expect(closes).toEqual([]);
     expect(replies).toEqual([]);
     expect(target.calls).toBe(2);
+  });
+
+  it("bounds notifications still running by maxPendingCalls on their own: past it they are dropped and logged; calls still run", async () => {
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    class Gated extends Counter {
+      started = 0;
+      wait() {
+        this.started++;
+        return gate;
+      }
+    }
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const target = new Gated();
+      const server = rawServer(target, { limits: { maxPendingCalls: 2 } });
+      server.sendCalls([[0, ["wait", [0]]]]);
+      server.sendCalls([[0, ["wait", [0]]]]);
+      server.sendCalls([[0, ["wait", [0]]]]); // a third while two run: dropped
+      server.sendCalls([[1, ["increment", [0]]]]); // calls are counted apart
+      await settle();
+      expect(target.started).toBe(2);
+      expect(await server.replies()).toEqual([[1, 0, 1]]);
+      expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([
+        expect.stringMatching(/maxPendingCalls \(2\) notifications are still running/),
+      ]);
+      finish();
+      await settle();
+      server.sendCalls([[0, ["wait", [0]]]]); // the two ended: taken again
+      await settle();
+      expect(target.started).toBe(3);
+      expect(server.closes).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("answers a duplicate running id with PROTOCOL for that id", async () => {

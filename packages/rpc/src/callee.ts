@@ -72,6 +72,8 @@ export class Callee {
   protected readonly running = new Map<number, Incoming>();
   /** Calls cancelled while running that have not ended yet (they still count as running). */
   private orphans = 0;
+  /** Notifications whose method returned a promise that has not settled (bounded on their own). */
+  private notifying = 0;
   private readonly env: ChainEnv;
   private readonly pipeline: PipelineConfig;
   private readonly replies: CalleeReplies;
@@ -137,17 +139,14 @@ export class Callee {
         );
         continue;
       }
-      // Calls only: a notification (a push, a topic event) is never kept running, so it is not
-      // refused because calls are (that lost a client's events while the object's calls ran on it).
-      if (id > 0 && this.running.size + this.orphans >= limits.maxPendingCalls) {
+      // Notifications still running are bounded apart from calls: refused because calls were
+      // running, a client lost the events and broadcasts sent while the object's calls ran on it.
+      if (id === 0 ? this.notifying >= limits.maxPendingCalls : this.running.size + this.orphans >= limits.maxPendingCalls) {
         releaseUnread(this.conn.imports, envelope[1]);
-        this.conn.outbox.add(
-          FrameKind.Replies,
-          failed(
-            id,
-            new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) calls are running on this connection.`),
-          ),
-        );
+        const what = id === 0 ? "notifications are still running" : "calls are running";
+        const error = new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) ${what} on this connection.`);
+        if (id > 0) this.conn.outbox.add(FrameKind.Replies, failed(id, error));
+        else this.config.onNotificationError(error);
         continue;
       }
       let call: Incoming;
@@ -225,10 +224,17 @@ export class Callee {
     }
     call.started = true;
     const result = this.run(call);
-    if (result) {
-      this.busy(call);
+    if (!result) return;
+    this.busy(call);
+    if (call.id !== 0) {
       result.then((outcome) => this.complete(call, outcome));
+      return;
     }
+    this.notifying++;
+    result.then((outcome) => {
+      this.notifying--;
+      this.complete(call, outcome);
+    });
   }
 
   /** `call` started and waits (on a call it pipelines on, or on its own `await`). */
