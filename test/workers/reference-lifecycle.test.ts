@@ -176,3 +176,20 @@ describe("stubs across connections", () => {
     expect(back).toBe(fn as never);
   });
 });
+
+describe("a call on a stub cut after it was sent", () => {
+  // Stubs do not survive a reconnect, so the call is not resent: its REFERENCE_LOST must say
+  // that it may have run (here it did), or "get a new stub and call again" would run it twice.
+  it("rejects REFERENCE_LOST saying it may have run", async () => {
+    using composer = composerClient("stub-call-cut");
+    const room = await composer.openRoom("r");
+    const joined = room.join("ann");
+    for (let i = 0; i < 5; i++) await Promise.resolve(); // its frame leaves at the end of the turn
+    dropConnection(composer); // before any answer can arrive
+    const error = (await rejection(joined)) as RpcError;
+    expect({ code: error.code, message: error.message }).toEqual({
+      code: "REFERENCE_LOST",
+      message: expect.stringMatching(/closed before its answer arrived: it may have run/),
+    });
+  });
+});

@@ -42,16 +42,21 @@ export interface SubscriptionState {
   /**
    * `"pending"` until the object confirmed the subscription (and sent the events after `since`),
    * `"ready"` from then on (also while the connection is down: it resumes by itself), `"failed"`
-   * when it was refused (an undeclared topic, a topic this client already subscribes to).
+   * when it was refused (an undeclared topic, a topic this client already subscribes to) or
+   * ended (refused when made again after a reconnect, its client disposed).
    */
   readonly status: "pending" | "ready" | "failed";
   /** Why it failed (`RpcError` `NOT_FOUND`, `BAD_OPTION`, `LIMIT`…); `undefined` otherwise. */
   readonly error: unknown;
 }
 
+/** The latest committed render's handlers, and the client and topic that render was for. */
 interface Handlers {
+  client: object;
+  topic: string;
   onEvent: (event: unknown, info: EventInfo) => void;
   onResync: ((info: ResyncInfo) => void) | undefined;
+  onEnd: ((error: unknown) => void) | undefined;
 }
 
 interface Entry {
@@ -107,7 +112,8 @@ const PENDING: SubscriptionState = { status: "pending", error: undefined };
  * subscription stands.
  *
  * - A new `client` or `topic` closes the old subscription and opens one for the new pair.
- * - `onEvent` and `options.onResync` may be new functions on every render; the latest are called.
+ * - `onEvent`, `options.onResync` and `options.onEnd` may be new functions on every render; the
+ *   latest are called, and only for the client and topic of the render that passed them.
  * - `options.since` is read when the subscription is opened: give it to replay history from a
  *   saved cursor (e.g. the last sequence number you rendered). Default: events from now on.
  * - Without `options.onResync`, a resync (the events after the cursor are no longer kept) goes
@@ -132,10 +138,19 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
   onEvent: (event: TopicEvent<C, K>, info: EventInfo) => void,
   options?: SubscribeOptions,
 ): SubscriptionState {
-  const handlers = useRef<Handlers>({ onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync });
+  const latest: Handlers = { client, topic, onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync, onEnd: options?.onEnd };
+  const handlers = useRef<Handlers>(latest);
   useCommitEffect(() => {
-    handlers.current = { onEvent: onEvent as Handlers["onEvent"], onResync: options?.onResync };
+    handlers.current = latest;
   });
+  // Unmounted (its commit, before the passive cleanups run): no handler is called any more.
+  const mounted = useRef(false);
+  useCommitEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
   // The state belongs to one subscription (`entry`): going back to a topic or client used
   // before must not show what the earlier subscription to it reached.
   const [state, setState] = useState<{ entry: Entry | undefined; value: SubscriptionState }>({ entry: undefined, value: PENDING });
@@ -156,7 +171,21 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
     const show = (value: SubscriptionState) => {
       if (!entry.closed) setState({ entry, value });
     };
+    // The handlers to call for this entry: none once the component unmounted or a render for
+    // another client or topic committed (its own subscription opens in this effect, later).
+    const current = (): Handlers | undefined => {
+      const h = handlers.current;
+      return entry.closed || entry.closing || !mounted.current || h.client !== entry.client || h.topic !== entry.topic ? undefined : h;
+    };
     show(PENDING);
+    if ((typeof client !== "object" && typeof client !== "function") || client === null) {
+      show({ status: "failed", error: new RpcError("BAD_OPTION", `useSubscription needs a client, got ${String(client)}.`) });
+      return;
+    }
+    if (options?.onEnd !== undefined && typeof options.onEnd !== "function") {
+      show({ status: "failed", error: new RpcError("BAD_OPTION", "onEnd must be a function.") });
+      return;
+    }
     let byTopic = holders.get(client);
     if (!byTopic) holders.set(client, (byTopic = new Map()));
     const other = byTopic.get(topic);
@@ -170,16 +199,22 @@ export function useSubscription<C extends object, K extends TopicName<C>>(
         topic,
         (event, info) => {
           // Not once its component unmounted, even for the rest of a frame of events (closing:
-          // the close runs a microtask later; a StrictMode remount clears it synchronously).
-          if (!entry.closed && !entry.closing) handlers.current.onEvent(event, info);
+          // the close runs a microtask later; a StrictMode remount clears it synchronously), and
+          // never to the handler of a render for another client or topic.
+          current()?.onEvent(event, info);
         },
         {
           since,
-          // Refused when made again after a reconnect: over, whatever it was.
-          onEnd: (error: unknown) => show({ status: "failed", error }),
+          // Refused when made again after a reconnect, or its client disposed: over.
+          onEnd: (error: unknown) => {
+            const h = current();
+            show({ status: "failed", error });
+            h?.onEnd?.(error);
+          },
           onResync: (info: ResyncInfo) => {
-            if (entry.closed || entry.closing) return;
-            const onResync = handlers.current.onResync;
+            const h = current();
+            if (!h) return;
+            const onResync = h.onResync;
             if (onResync) {
               onResync(info);
               return;

@@ -61,7 +61,17 @@ class ConfiguredPolicy implements AccessPolicy {
     // `allow` narrows what the root offers; a stub's members were reached through an allowed root.
     if (!fromRoot) return;
     if (this.allowSet && !this.allowSet.has(names[0]!)) throw notFound(names[0]!, label);
-    if (this.allowFn && !this.allowFn(names)) throw notFound(names[names.length - 1]!, label);
+    if (this.allowFn && !this.allows(names)) throw notFound(names[names.length - 1]!, label);
+  }
+
+  /** The `allow` function's answer; one that throws refuses, and its message stays on the object. */
+  private allows(names: readonly string[]): boolean {
+    try {
+      return Boolean(this.allowFn!(names));
+    } catch (error) {
+      console.error("dorpc: access.allow threw; the call was refused:", error);
+      return false;
+    }
   }
 
   /**

@@ -239,12 +239,14 @@ export function envelope(call: OutgoingCall, answered = 0): string {
 }
 
 /** A call mixes stubs of two connections: an old one of this end (`foreign` false) or another end's. */
-export function lostReference(label: string, foreign: boolean): RpcError {
+export function lostReference(label: string, foreign: boolean, sent = false): RpcError {
   return new RpcError(
     "REFERENCE_LOST",
     foreign
       ? `The call to ${label} uses a stub that came over another connection (another client, or another object's): a stub can only be used and passed over the connection it came from.`
-      : `The call uses a stub from a connection to ${label} that has closed; stubs do not survive a reconnect. Get a new one.`,
+      : sent
+        ? `The call was sent with a stub from a connection to ${label} that closed before its answer arrived: it may have run, and it is not sent again (stubs do not survive a reconnect). Get a new stub, and check whether it ran before calling again.`
+        : `The call uses a stub from a connection to ${label} that has closed; stubs do not survive a reconnect. Get a new one.`,
   );
 }
 

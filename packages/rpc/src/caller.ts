@@ -269,7 +269,7 @@ export class Caller extends CallSettling implements CallMaker {
           }
         }
         if (call.conn && call.conn !== conn) {
-          this.fail(call, lostReference(this.label, call.conn.caller !== this));
+          this.fail(call, lostReference(this.label, call.conn.caller !== this, call.sentBefore));
           continue;
         }
         if (frame.cutsBefore(call)) {

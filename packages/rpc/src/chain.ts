@@ -186,7 +186,7 @@ export function runSteps(
           step.checked = true;
         }
         cursor.method = undefined;
-        produced = fn.apply(cursor.receiver, step.args!);
+        produced = Reflect.apply(fn, cursor.receiver, step.args!);
         if (spec?.result) {
           const { result, checkResult } = spec;
           const { name } = cursor;
@@ -226,7 +226,9 @@ function callable(cursor: Cursor, i: number, env: ChainEnv): Member["fn"] {
   // A call with no member before it: the value itself must be a function handed out by
   // reference (an export, or a pipelined result that would have travelled as a stub).
   const value = cursor.value;
-  if (typeof value === "function" && cursor.rule === "value" && !env.isPlatformState(value)) {
+  // A stub (a function of another end, which may be another client's) is never called from a
+  // chain: a round trip could not send it to the caller either (security.md).
+  if (typeof value === "function" && cursor.rule === "value" && !env.isPlatformState(value) && !proxyInfo(value)) {
     cursor.method = value as Member["fn"];
     cursor.receiver = undefined;
     cursor.name = undefined;

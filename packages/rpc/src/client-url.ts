@@ -68,7 +68,7 @@ export function checkPrefix(prefix: unknown): string {
 }
 
 /** `query` as a URL query: a record (or pairs) of strings; anything else is refused, naming it. */
-function queryString(query: unknown): string {
+export function queryString(query: unknown): string {
   if (typeof query === "string" || query instanceof URLSearchParams) return new URLSearchParams(query).toString();
   const pairs =
     typeof query === "object" && query !== null

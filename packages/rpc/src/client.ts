@@ -4,7 +4,7 @@
  */
 import { DEFAULT_POLICY } from "./access.js";
 import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
-import { checkPrefix, connectUrl, DEFAULT_PREFIX, DOT_SEGMENT } from "./client-url.js";
+import { checkPrefix, connectUrl, DEFAULT_PREFIX, DOT_SEGMENT, queryString } from "./client-url.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import type { CallOptions } from "./call-options.js";
@@ -182,6 +182,8 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
     url = connectUrl(binding, instance, options);
   } catch (error) {
     if (needsUrl) throw error;
+    // A transport that builds its own endpoint still gets a checked query (a value not set yet).
+    if (options.query !== undefined) queryString(options.query);
   }
   let transport: TransportFactory;
   if (given === "websocket") {

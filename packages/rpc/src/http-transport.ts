@@ -244,13 +244,15 @@ class HttpTransport implements RpcTransport {
   }
 
   close(code = 1000, reason = ""): void {
-    for (const controller of this.inFlight) controller.abort();
     this.finish(code, reason);
   }
 
   private finish(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
+    // Their answers would be ignored (their calls are resent or failed): a request left hanging
+    // would keep a Node process alive after the client is disposed.
+    for (const controller of this.inFlight) controller.abort();
     this.handler.onClose(code, reason);
   }
 }

@@ -99,19 +99,20 @@ export class Subscriptions {
 
   /**
    * The client was disposed: every subscription ends. A `ready` not yet settled rejects — its
-   * subscribe may be waiting for the next open (cut by a drop), which will never come.
+   * subscribe may be waiting for the next open (cut by a drop), which will never come; one that
+   * was ready is told by its `onEnd`, if it has one.
    */
   private disposed(): void {
-    for (const sub of this.subs.values()) {
+    const subs = [...this.subs.values()];
+    this.subs.clear();
+    for (const sub of subs) {
       sub.closed = true;
+      const error = new RpcError("DISPOSED", `The client was disposed; the subscription to "${sub.topic}" ended.`);
       if (!sub.ready.settled) {
         sub.ready.settled = true;
-        sub.ready.reject(
-          new RpcError("DISPOSED", `The client was disposed before the object confirmed the subscription to "${sub.topic}".`),
-        );
-      }
+        sub.ready.reject(error);
+      } else if (sub.onEnd) this.ended(sub, error);
     }
-    this.subs.clear();
   }
 
   add(topic: string, onEvent: (event: unknown, info: EventInfo) => void, options: SubscribeOptions | undefined): Subscription {

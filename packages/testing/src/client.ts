@@ -245,7 +245,7 @@ export function createTestClient<T>(
 
   const client = createRpcClient<T>(binding, instance, {
     ...clientOptions,
-    reconnect: clientOptions.reconnect ?? TEST_RECONNECT,
+    reconnect: clientOptions.reconnect === undefined ? TEST_RECONNECT : clientOptions.reconnect,
     transport: transport.factory,
   });
   register(client, { namespace, id, binding, instance, url, transport });
@@ -282,6 +282,8 @@ function identityJson(identity: unknown): string {
     });
   }
   if (json === undefined) throw new TestingError("BAD_OPTION", `options.identity must be JSON-serialisable, got ${describe(identity)}.`);
+  // As withIdentity sends it (a header value is bytes): text beyond ASCII as JSON escapes, measured after.
+  json = json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   if (json.length > MAX_IDENTITY) {
     throw new TestingError(
       "BAD_OPTION",
