@@ -154,34 +154,20 @@ describe("httpTransport: a complete answer that leaves calls of its request unan
       return new Response(body, { headers: { "Content-Type": type } });
     };
 
+  const client = (fetch: FetchLike) =>
+    createRpcClient<Api>("API", "x", { baseUrl: "https://x.test", timeout: 0, transport: httpTransport({ fetch }) });
+
   it("an empty reply frame: the call fails DISCONNECTED at once", async () => {
-    using api = createRpcClient<Api>("API", "x", {
-      baseUrl: "https://x.test",
-      timeout: 0,
-      transport: httpTransport({ fetch: answering(0) }),
-    });
+    using api = client(answering(0));
     const error = await expectRejectsCode(api.a(), "DISCONNECTED");
     expect(error.message).toMatch(/ended without an answer to this call; it may have run/);
   });
 
-  it("a frame answering one of two calls: that one resolves, the other fails DISCONNECTED", async () => {
-    using api = createRpcClient<Api>("API", "x", {
-      baseUrl: "https://x.test",
-      timeout: 0,
-      transport: httpTransport({ fetch: answering(1) }),
-    });
-    const a = api.a();
-    const b = api.b();
-    expect(await a).toBe(10);
-    await expectRejectsCode(b, "DISCONNECTED");
-  });
-
-  it("a frame list that ends cleanly after its first frame: the calls of the missing frames fail DISCONNECTED", async () => {
-    using api = createRpcClient<Api>("API", "x", {
-      baseUrl: "https://x.test",
-      timeout: 0,
-      transport: httpTransport({ fetch: answering(1, FRAMES_TYPE) }),
-    });
+  it.each([
+    ["a frame answering one of two calls", FRAME_TYPE],
+    ["a frame list that ends cleanly after its first frame", FRAMES_TYPE],
+  ])("%s: the answered call resolves, the other fails DISCONNECTED", async (_name, type) => {
+    using api = client(answering(1, type));
     const a = api.a();
     const b = api.b();
     expect(await a).toBe(10);
@@ -189,11 +175,7 @@ describe("httpTransport: a complete answer that leaves calls of its request unan
   });
 
   it("an answer to every call settles each with its own result", async () => {
-    using api = createRpcClient<Api>("API", "x", {
-      baseUrl: "https://x.test",
-      timeout: 0,
-      transport: httpTransport({ fetch: answering(2, FRAMES_TYPE) }),
-    });
+    using api = client(answering(2, FRAMES_TYPE));
     expect(await Promise.all([api.a(), api.b()])).toEqual([10, 20]);
   });
 });
