@@ -99,6 +99,24 @@ describe("options passed on to createRpcClient", () => {
     expect(error).toBeInstanceOf(RpcError);
     expect((error as RpcError).code).toBe("BAD_OPTION");
   });
+
+  it("a query value that is not a string is refused as createRpcClient refuses it, not sent as its String()", () => {
+    // (A token not set yet went out as ?token=undefined: the test client builds its own endpoint.)
+    for (const query of [{ token: undefined }, { page: 1 }]) {
+      const error = catching(() => createTestClient(env.COUNTER, unique("query-bad"), { query: query as never }));
+      expect(error).toBeInstanceOf(RpcError);
+      expect((error as RpcError).code).toBe("BAD_OPTION");
+      expect((error as RpcError).message).toMatch(/^query\.(token|page) must be a string/);
+    }
+  });
+
+  it("reconnect: null is refused as createRpcClient refuses it, not replaced by the quick default", () => {
+    const direct = catching(() => createRpcClient("COUNTER", "x", { baseUrl: "http://example.com", reconnect: null as never }));
+    const error = catching(() => createTestClient(env.COUNTER, unique("reconnect-null"), { reconnect: null as never }));
+    expect(error).toBeInstanceOf(RpcError);
+    expect((error as RpcError).code).toBe("BAD_OPTION");
+    expect((error as RpcError).message).toBe((direct as RpcError).message);
+  });
 });
 
 /** Runs `fn` and returns what it threw (fails the test if it did not throw). */

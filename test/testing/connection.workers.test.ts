@@ -178,6 +178,15 @@ describe("waitForState", () => {
     expect(((await waiting) as TestingError).code).toBe("DISPOSED");
   });
 
+  it('waiting for "disposed" resolves when the client is disposed', async () => {
+    const counter = createTestClient(env.COUNTER, unique("wait-for-disposed"));
+    await counter.increment();
+    const waiting = waitForState(counter, "disposed");
+    counter[Symbol.dispose]();
+    await waiting;
+    expect(rpcConnection(counter).state).toBe("disposed");
+  });
+
   it("an unknown state is refused", async () => {
     using counter = createTestClient(env.COUNTER, unique("wait-bad"));
     const error = (await failure(waitForState(counter, "closed" as never))) as TestingError;

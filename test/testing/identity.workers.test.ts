@@ -1,12 +1,24 @@
 /**
  * Acting as a given identity: options.identity for objects that identify callers with
- * readIdentityHeader, options.headers for any other scheme.
+ * readIdentityHeader (sent and measured as withIdentity sends it, text beyond ASCII included),
+ * options.headers for any other scheme.
  */
+import { withIdentity } from "@dorpc/routing";
 import { RpcError } from "@dorpc/rpc";
-import { createTestClient, testConnection } from "@dorpc/testing";
+import { createTestClient, testConnection, TestingError } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { failure, unique } from "./support.js";
+
+/** Runs `fn` and returns what it threw (fails the test if it did not throw). */
+function catching(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
 
 describe("options.identity (readIdentityHeader)", () => {
   it("the object's rpcCaller() sees the identity, as JSON", async () => {
@@ -25,6 +37,24 @@ describe("options.identity (readIdentityHeader)", () => {
   it("without it the caller has no identity", async () => {
     using anonymous = createTestClient(env.COUNTER, unique("anonymous"));
     expect(await anonymous.callerIdentity()).toBeUndefined();
+  });
+});
+
+describe("options.identity beyond ASCII (sent as withIdentity sends it: JSON escapes)", () => {
+  for (const user of ["Zoë", "李雷", "😀"]) {
+    it(`{ user: "${user}" } reaches rpcCaller().identity intact`, async () => {
+      using client = createTestClient(env.COUNTER, unique("identity-utf"), { identity: { user } });
+      expect(await client.callerIdentity()).toEqual({ user });
+    });
+  }
+
+  it("is measured once escaped, as withIdentity measures it: 200 CJK characters are over the limit", () => {
+    const identity = { user: "李".repeat(200) }; // 212 characters of JSON, 1,211 once escaped
+    const production = catching(() => withIdentity(new Request("http://x/"), identity));
+    expect((production as RpcError).code).toBe("BAD_OPTION");
+    const error = catching(() => createTestClient(env.COUNTER, unique("identity-utf-long"), { identity }));
+    expect(TestingError.is(error) && error.code).toBe("BAD_OPTION");
+    expect((error as Error).message).toMatch(/options\.identity is 1211 characters as JSON; readIdentityHeader accepts at most 1024/);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
- * Helpers acting on the object behind a client: eviction (hibernating or closing sockets),
- * running code inside it, reading its storage, running its alarm.
+ * Helpers acting on the object behind a client: eviction (hibernating or closing sockets, and
+ * what a call in flight does to it), running code inside it, reading its storage, running its
+ * alarm.
  */
 import { createTestClient, evictObject, readStorage, runAlarm, runInObject, testConnection, TestingError } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { failure, unique } from "./support.js";
 import { Counter } from "./worker.js";
 
@@ -40,6 +41,36 @@ describe("evictObject", () => {
     expect(error).toBeInstanceOf(TestingError);
     expect(error.code).toBe("RUNTIME");
     expect(error.message).toContain(`COUNTER/${name}`);
+  });
+
+  it("with a call in flight, the eviction waits for it: the call answers, then a new instance serves the next", async () => {
+    using counter = createTestClient(env.COUNTER, unique("evict-in-flight"));
+    const before = await counter.whoami();
+    const inFlight = counter.sleep(200);
+    await vi.waitFor(async () => expect(await runInObject(counter, (instance) => instance.sleeping)).toBe(1));
+
+    await evictObject(counter);
+
+    expect(await inFlight).toBe(200);
+    expect(await counter.whoami()).not.toBe(before);
+  });
+
+  it("a call in flight past evictObject's wait: RUNTIME names the request, and says the eviction may still happen", {
+    timeout: 15_000,
+  }, async () => {
+    const counter = createTestClient(env.COUNTER, unique("evict-long-call"), { timeout: 10_000 });
+    await counter.whoami();
+    const inFlight = counter.sleep(5_000).catch(() => undefined); // outlasts the 3 s wait
+    await vi.waitFor(async () => expect(await runInObject(counter, (instance) => instance.sleeping)).toBe(1));
+
+    const error = (await failure(evictObject(counter))) as TestingError;
+
+    expect(error).toBeInstanceOf(TestingError);
+    expect(error.code).toBe("RUNTIME");
+    expect(error.message).toContain("a call still in flight");
+    expect(error.message).toContain("The eviction may still happen once that ends.");
+    counter[Symbol.dispose](); // the sleeping call rejects DISPOSED; the object finishes it alone
+    await inFlight;
   });
 
   it("an unknown webSockets value is refused", async () => {

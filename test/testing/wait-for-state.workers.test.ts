@@ -34,4 +34,13 @@ describe("waitForState misused", () => {
     const error = await failure(waitForState(counter, "idle", { timeout: 2 ** 40 }));
     expect(TestingError.is(error) && error.code).toBe("BAD_OPTION");
   });
+
+  it("a timeout that is not a positive number of ms (0, -1, NaN, Infinity, a string) is refused with BAD_OPTION", async () => {
+    using counter = createTestClient(env.COUNTER, unique("wait-bad-timeout"));
+    for (const timeout of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "5"]) {
+      const error = await failure(waitForState(counter, "open", { timeout: timeout as number }));
+      expect(TestingError.is(error) && error.code).toBe("BAD_OPTION");
+      expect((error as Error).message).toContain("options.timeout must be a positive number of ms");
+    }
+  });
 });

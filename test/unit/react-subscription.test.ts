@@ -1,7 +1,10 @@
 /**
- * Probes of `useSubscription` (packages/react/src/use-subscription.ts) in React 19's
- * react-dom/client under StrictMode, in Node, against a fake object served by the real
- * dispatcher over an in-memory transport (react-harness.ts). Each test fails on a defect.
+ * `useSubscription` (packages/react/src/use-subscription.ts) in React 19's react-dom/client, in
+ * Node, against a fake object served by the real dispatcher over an in-memory transport
+ * (react-harness.ts): the status it shows (pending until the object confirms, ready, failed with
+ * why — also when the subscription ends later or was never possible), the user's onEnd, and what
+ * the object is told when the topic or `since` changes. Which handler an event reaches when the
+ * client or topic switches or the component unmounts: react-subscription-switch.test.ts.
  */
 import { describe, expect, it, vi } from "vitest";
 
@@ -9,17 +12,21 @@ import { describe, expect, it, vi } from "vitest";
 vi.mock("@dorpc/rpc", () => import("../../packages/rpc/src/index.js"));
 
 // First: makes `window` exist before React and the hooks load, as in a browser.
-import { fakeContainer, fakeObject, settle } from "./react-harness.js";
-import { createRpcClient, type RpcClient } from "@dorpc/rpc";
-import { act, createElement as h, StrictMode, useEffect, useState } from "react";
-import { flushSync } from "react-dom";
+import { type FakeObject, fakeContainer, fakeObject, settle } from "./react-harness.js";
+import { createRpcClient, type RpcClient, rpcConnection } from "@dorpc/rpc";
+import { act, createElement as h, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { useConnectionState, useSubscription } from "../../packages/react/src/index.js";
+import { type SubscriptionState, useConnectionState, useSubscription } from "../../packages/react/src/index.js";
 
 const fast = { initialDelay: 0, maxDelay: 0, jitter: 0 };
 
-function clientOf(obj: ReturnType<typeof fakeObject>, instance: string, onError?: (e: unknown) => void): RpcClient<unknown> {
+function clientOf(obj: FakeObject, instance: string, onError?: (e: unknown) => void): RpcClient<unknown> {
   return createRpcClient("ROOM", instance, { baseUrl: "http://x", transport: obj.factory, reconnect: fast, onError });
+}
+
+/** The `code` of an RpcError (or of anything else: undefined). */
+function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string } | undefined)?.code;
 }
 
 describe("useSubscription status", () => {
@@ -119,48 +126,146 @@ describe("useSubscription status", () => {
     expect((rendered.at(-1)?.error as { code?: string } | undefined)?.code).toBe("NOT_FOUND");
     await act(async () => root.unmount());
   });
-});
-
-describe("useSubscription handlers after unmount", () => {
-  it("never calls the handler of a component that unmounted, also for the rest of a frame of events", async () => {
-    // Docs (api.md:1871 "After unmount neither is called again"; use-subscription.ts:16
-    // "After unmount the handlers are never called again"). A handler that unmounts its own
-    // component synchronously (flushSync: React runs the effect cleanups at once) while the object
-    // sent several events in one frame (a replay after a reconnect, or events published in one
-    // turn, batched by the object's outbox). The rest of that frame is delivered before the
-    // hook's deferred close (a microtask).
-    const obj = fakeObject(["news"]);
-    const client = clientOf(obj, "unmount-in-frame");
-    const seen: string[] = [];
-    let hide: () => void = () => {};
-    let mounted = false;
+  it("calls the user's options.onEnd once, with the error, when the object refuses the resubscription after a reconnect", async () => {
+    const topics = ["news"];
+    const obj = fakeObject(topics);
+    const reported: unknown[] = [];
+    const client = clientOf(obj, "refused-on-end", (e) => reported.push(e));
+    const ended: unknown[] = [];
+    let state: SubscriptionState | undefined;
     function Feed() {
-      useEffect(() => {
-        mounted = true;
-        return () => {
-          mounted = false;
-        };
-      }, []);
-      useSubscription(client as never, "news" as never, (event: string) => {
-        seen.push(`${event}${mounted ? "" : " (after unmount)"}`);
-        if (event === "leave") flushSync(hide);
-      });
+      state = useSubscription(client as never, "news" as never, () => {}, { onEnd: (error: unknown) => ended.push(error) });
       return null;
     }
-    function App() {
-      const [show, setShow] = useState(true);
-      hide = () => setShow(false);
-      return show ? h(Feed) : null;
+    const root = createRoot(fakeContainer() as never);
+    await act(async () => root.render(h(StrictMode, null, h(Feed))));
+    await act(async () => settle());
+    expect(state?.status).toBe("ready");
+
+    topics.length = 0; // a deploy removed the topic: the resubscription is refused
+    await act(async () => {
+      obj.cutAll();
+      await settle(10);
+    });
+    expect(state?.status).toBe("failed");
+    expect(ended).toHaveLength(1);
+    expect(codeOf(ended[0])).toBe("NOT_FOUND");
+    expect(ended[0]).toBe(state?.error);
+    expect(reported).toEqual([]);
+    await act(async () => root.unmount());
+  });
+
+  it("is 'failed' with DISPOSED, and the user's onEnd is told once, when its client is disposed under a ready subscription", async () => {
+    const obj = fakeObject(["news"]);
+    const reported: unknown[] = [];
+    const client = clientOf(obj, "disposed-under", (e) => reported.push(e));
+    const ended: unknown[] = [];
+    let state: SubscriptionState | undefined;
+    function Feed() {
+      state = useSubscription(client as never, "news" as never, () => {}, { onEnd: (error: unknown) => ended.push(error) });
+      return null;
     }
     const root = createRoot(fakeContainer() as never);
-    await act(async () => root.render(h(StrictMode, null, h(App))));
+    await act(async () => root.render(h(StrictMode, null, h(Feed))));
     await act(async () => settle());
+    expect(state?.status).toBe("ready");
+
     await act(async () => {
-      obj.publishBatch("news", ["hello", "leave", "later"]);
+      rpcConnection(client).close();
       await settle();
     });
-    // (It was ["hello", "leave", "later (after unmount)"].)
-    expect(seen).toEqual(["hello", "leave"]);
+    expect(state?.status).toBe("failed");
+    expect(codeOf(state?.error)).toBe("DISPOSED");
+    expect(ended.map(codeOf)).toEqual(["DISPOSED"]);
+    expect(reported).toEqual([]);
+    await act(async () => root.unmount());
+  });
+});
+
+describe("useSubscription refusals", () => {
+  // Each shows as "failed" with why; none is thrown out of the effect (React would report it as
+  // an uncaught error and unmount the tree).
+  const refusals: [label: string, client: (obj: FakeObject) => unknown, topic: string, options: object | undefined, code: string][] = [
+    ["a null client", () => null, "news", undefined, "BAD_OPTION"],
+    ["an undefined client (one not made yet)", () => undefined, "news", undefined, "BAD_OPTION"],
+    ["an object that is not a client", () => ({}), "news", undefined, "BAD_OPTION"],
+    ["an empty topic", (obj: FakeObject) => clientOf(obj, "empty-topic"), "", undefined, "BAD_OPTION"],
+    ["an onEnd that is not a function", (obj: FakeObject) => clientOf(obj, "bad-on-end"), "news", { onEnd: "log" }, "BAD_OPTION"],
+    [
+      "a disposed client",
+      (obj: FakeObject) => {
+        const client = clientOf(obj, "disposed-before");
+        rpcConnection(client).close();
+        return client;
+      },
+      "news",
+      undefined,
+      "DISPOSED",
+    ],
+  ];
+
+  for (const [label, makeClient, topic, options, code] of refusals) {
+    it(`${label}: "failed" with ${code}, nothing thrown`, async () => {
+      const obj = fakeObject(["news"]);
+      const client = makeClient(obj);
+      const uncaught: unknown[] = [];
+      let state: SubscriptionState | undefined;
+      function Feed() {
+        state = useSubscription(client as never, topic as never, () => {}, options as never);
+        return null;
+      }
+      const root = createRoot(fakeContainer() as never, { onUncaughtError: (error) => uncaught.push(error) });
+      await act(async () => root.render(h(StrictMode, null, h(Feed))));
+      await act(async () => settle());
+      expect(uncaught).toEqual([]);
+      expect(state?.status).toBe("failed");
+      expect(codeOf(state?.error)).toBe(code);
+      await act(async () => root.unmount());
+    });
+  }
+});
+
+describe("useSubscription across renders", () => {
+  it("a new topic unsubscribes the old one on the object, and only the new topic's events reach the handler", async () => {
+    const obj = fakeObject(["a", "b"]);
+    const client = clientOf(obj, "topic-change");
+    const got: string[] = [];
+    function Feed({ topic }: { topic: string }) {
+      useSubscription(client as never, topic as never, (event: string) => got.push(`${topic}:${event}`));
+      return null;
+    }
+    const root = createRoot(fakeContainer() as never);
+    await act(async () => root.render(h(StrictMode, null, h(Feed, { topic: "a" }))));
+    await act(async () => settle());
+    await act(async () => root.render(h(StrictMode, null, h(Feed, { topic: "b" }))));
+    await act(async () => settle());
+    expect(obj.subscribers("a")).toBe(0);
+    expect(obj.subscribers("b")).toBe(1);
+    await act(async () => {
+      obj.publish("a", "x");
+      obj.publish("b", "y");
+      await settle();
+    });
+    expect(got).toEqual(["b:y"]);
+    await act(async () => root.unmount());
+    await act(async () => settle());
+    expect(obj.subscribers("b")).toBe(0);
+  });
+
+  it("a since that changes between renders does not resubscribe: it is read when the subscription opens", async () => {
+    const obj = fakeObject(["news"]);
+    const client = clientOf(obj, "moving-since");
+    function Feed({ since }: { since: number }) {
+      useSubscription(client as never, "news" as never, () => {}, { since });
+      return null;
+    }
+    const root = createRoot(fakeContainer() as never);
+    await act(async () => root.render(h(StrictMode, null, h(Feed, { since: 0 }))));
+    await act(async () => settle());
+    await act(async () => root.render(h(StrictMode, null, h(Feed, { since: 5 }))));
+    await act(async () => settle());
+    expect(obj.log).toEqual([["subscribe", "news"]]);
+    expect(obj.subscribers("news")).toBe(1);
     await act(async () => root.unmount());
   });
 });

@@ -1,7 +1,9 @@
 /**
  * Closing a subscription tells the object to stop pushing its events to that connection, at
  * whatever point of the connection's life it is closed — also before the connection has opened,
- * the case a React effect cleanup (a component unmounted right after mounting) runs into.
+ * the case a React effect cleanup (a component unmounted right after mounting) runs into. And
+ * what disposing the client tells its subscriptions: one not yet confirmed rejects its `ready`,
+ * a ready one ends through its `onEnd`.
  */
 import { rpcConnection, RpcError, subscribe } from "@dorpc/rpc";
 import { createTestClient, dropConnection, runInObject } from "@dorpc/testing";
@@ -66,5 +68,28 @@ describe("disposing the client of a subscription not yet confirmed", () => {
     const sub = subscribe(client, "chat", () => undefined);
     client[Symbol.dispose]();
     expect(await outcome(sub.ready)).toBe("DISPOSED");
+  });
+});
+
+describe("disposing the client of a ready subscription", () => {
+  it("calls its onEnd once, with DISPOSED; without onEnd nothing reaches the client's onError", async () => {
+    const reported: unknown[] = [];
+    const client = createTestClient<Room>(env.ROOM, uniqueName("dispose-ready"), {
+      query: { name: "ann" },
+      onError: (error) => reported.push(error),
+    });
+    const ended: unknown[] = [];
+    const told = subscribe(client, "chat", () => undefined, { onEnd: (error) => ended.push(error) });
+    const untold = subscribe(client, "news", () => undefined);
+    await Promise.all([told.ready, untold.ready]);
+
+    client[Symbol.dispose]();
+
+    expect(ended).toHaveLength(1);
+    expect(RpcError.is(ended[0]) && ended[0].code).toBe("DISPOSED");
+    expect((ended[0] as Error).message).toContain('"chat"');
+    await new Promise((resolve) => setTimeout(resolve, 0)); // anything the dispose queued has run
+    expect(ended).toHaveLength(1);
+    expect(reported).toEqual([]);
   });
 });
