@@ -1,8 +1,12 @@
-/** HTTP batches (httpTransport and the JSON form) at the limits: refusals, many calls, concurrent turns, cut answers, edge inputs. */
+/**
+ * HTTP batches (httpTransport and the JSON form) at the limits: refusals, many calls, concurrent turns, cut answers, edge inputs,
+ * and answers over the client's own limits (bytes, text, blobs), which fail only their own call.
+ */
 import { createRpcClient, type FetchLike, httpTransport, type RpcError, withCallOptions } from "@dorpc/rpc";
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { rejection, uniqueName } from "./helpers.js";
+import type { HttpE2e } from "./http-objects.js";
 import type { Counter } from "./objects.js";
 
 function httpClient<T>(name: string, extra: Record<string, unknown> = {}, fetch: FetchLike = (url, init) => SELF.fetch(url, init)) {
@@ -165,5 +169,67 @@ describe("the JSON form at the edges", () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { error: { name?: string; message: string } };
     expect(body.error.message).toContain("plain string thrown");
+  });
+});
+
+describe("httpTransport: answers over the client's limits", () => {
+  const e2eClient = (name: string, extra: Record<string, unknown> = {}) =>
+    createRpcClient<HttpE2e>("HTTP_E2E", name, {
+      transport: httpTransport({ fetch: (url, init) => SELF.fetch(url, init) }),
+      baseUrl: "http://dorpc.test",
+      reconnect: { initialDelay: 5, maxDelay: 50, jitter: 0 },
+      ...extra,
+    });
+  const e2eCount = (name: string) =>
+    runInDurableObject((env as unknown as { HTTP_E2E: DurableObjectNamespace }).HTTP_E2E.getByName(name), (_instance, state) =>
+      state.storage.kv.get<number>("count"),
+    );
+  const outcome = (promise: PromiseLike<unknown>) =>
+    Promise.resolve(promise).then(
+      (value) => ({ value }),
+      (error: RpcError) => ({ code: error.code, message: error.message }),
+    );
+
+  // Up to three times maxMessageBytes an answer is read and then refused; past that, reading stops
+  // at the cap. Either way the call ran: it fails LIMIT saying so, and is not resent.
+  it.each([
+    ["bytes", 100_000, true],
+    ["text", 100_000, true],
+    ["bytes", 300_000, true],
+    ["bytes", 100_000, false],
+    ["bytes", 300_000, false],
+  ] as const)(
+    "a %s answer of %i bytes over a 64 KiB limit (exactlyOnce %s): LIMIT for that call only; another request's call is answered",
+    async (kind, size, exactlyOnce) => {
+      const name = uniqueName(`answer-${kind}`);
+      await using client = e2eClient(name, { limits: { maxMessageBytes: 64 * 1024 }, exactlyOnce });
+      await client.count();
+      const slow = outcome(client.slowIncrement(200));
+      await new Promise((r) => setTimeout(r, 0)); // another turn: another request
+      const big = await outcome(kind === "bytes" ? client.bytes(size) : client.text(size));
+      expect(big).toEqual({
+        code: "LIMIT",
+        message: expect.stringContaining("the call ran, but its answer could not be read, and it is not sent again"),
+      });
+      expect(await slow).toEqual({ value: 1 });
+      expect(await e2eCount(name)).toBe(1);
+    },
+  );
+
+  it("40 bytes results of different sizes in one turn each come back, and so does a result of 300 Uint8Arrays", async () => {
+    await using client = e2eClient(uniqueName("many-bytes"));
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => client.bytes(i * 1000 + 1)));
+    expect(results.map((bytes) => bytes.byteLength)).toEqual(Array.from({ length: 40 }, (_, i) => i * 1000 + 1));
+    expect(await client.manyBytes(300)).toHaveLength(300);
+  });
+
+  it("a result of 5,000 Uint8Arrays (over maxBlobs) fails LIMIT saying it ran and is not sent again; the next call works", async () => {
+    const name = uniqueName("blobs-over");
+    await using client = e2eClient(name);
+    expect(await outcome(client.manyBytes(5_000))).toEqual({
+      code: "LIMIT",
+      message: expect.stringMatching(/5000 blobs, more than this end's limits\.maxBlobs \(4096\): the call ran, .* it is not sent again/),
+    });
+    expect(await client.increment()).toBe(1);
   });
 });

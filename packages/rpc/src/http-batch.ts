@@ -78,7 +78,13 @@ export async function handleBatch(
     await request.body?.cancel().catch(() => undefined);
     return refusal(413, "LIMIT", `The request body of ${declared} bytes exceeds limits.maxMessageBytes (${max}).`);
   }
-  const body = await readLimited(request.body, max);
+  let body: Uint8Array | undefined;
+  try {
+    body = await readLimited(request.body, max);
+  } catch (error) {
+    // The client went away mid-upload (its request was aborted): nothing ran, nobody reads this.
+    return refusal(400, "DECODE", `The request body could not be read: ${String((error as Error)?.message ?? error).slice(0, 200)}`);
+  }
   if (body === undefined) return refusal(413, "LIMIT", `The request body exceeds limits.maxMessageBytes (${max}).`);
 
   let frame: WireFrame;
