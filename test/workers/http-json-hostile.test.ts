@@ -85,6 +85,18 @@ describe("calls and batches of the wrong shape", () => {
     expect(await stored(name)).toBeUndefined();
   });
 
+  it.each([
+    ["1e400", '{"method":"increment","args":[1e400]}'],
+    ["-1e999 deep inside", '[{"method":"getValue"},{"method":"increment","args":[{"a":[[-1e999]]}]}]'],
+  ])("a number beyond a double (%s) is a 400 DECODE, not a silent null, and nothing runs", async (_label, body) => {
+    const name = uniqueName("infinite");
+    expect(await post(name, body)).toEqual({
+      status: 400,
+      body: { error: { code: "DECODE", message: expect.stringMatching(/beyond what a double can hold/) } },
+    });
+    expect(await stored(name)).toBeUndefined();
+  });
+
   it("keys besides method and args, __proto__ and constructor included, are ignored: the call runs once", async () => {
     const name = uniqueName("extra-keys");
     expect(await post(name, '{"method":"increment","args":[],"__proto__":{"x":1},"constructor":{"y":2}}')).toEqual({

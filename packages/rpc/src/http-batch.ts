@@ -195,10 +195,28 @@ function parseJsonCalls(text: string): JsonCalls {
     if (typeof method !== "string" || method === "")
       throw new RpcError("PROTOCOL", `${at} needs "method", a name like "increment" or "users.get".`);
     if (!Array.isArray(args)) throw new RpcError("PROTOCOL", `${at}'s "args" must be an array.`);
+    if (!allFinite(args)) {
+      // JSON.parse reads 1e400 as Infinity, which the frame would carry as null: say so instead.
+      throw new RpcError("DECODE", `${at}'s "args" hold a number beyond what a double can hold; send it as a string.`);
+    }
     return { path: method.split("."), args };
   }) as JsonCalls;
   if (single) calls.single = true;
   return calls;
+}
+
+/** Whether every number in parsed JSON `value` is finite (iterative: bodies may nest deeply). */
+function allFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false;
+    } else if (typeof v === "object" && v !== null) {
+      for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+    }
+  }
+  return true;
 }
 
 /** Turns the reply frames of a JSON batch back into JSON answers. */
