@@ -120,3 +120,36 @@ describe("views over resizable buffers (records 18 + 21)", () => {
     );
   });
 });
+
+describe("an error record's props never carry what the record itself does", () => {
+  it("props naming name, message, stack or cause are ignored: the record's own stay", () => {
+    const error = decode(
+      records([
+        [
+          7,
+          {
+            name: "TypeError",
+            message: "real",
+            props: [
+              [1, 2],
+              [3, 4],
+              [5, 6],
+              [7, 8],
+            ],
+          },
+        ],
+        [0, "name"],
+        [0, 5],
+        [0, "message"],
+        [0, 6],
+        [0, "stack"],
+        [0, 7],
+        [0, "extra"],
+        [0, "kept"],
+      ]),
+    ) as TypeError & { extra?: unknown };
+    expect(error).toBeInstanceOf(TypeError);
+    expect({ name: error.name, message: error.message, extra: error.extra }).toEqual({ name: "TypeError", message: "real", extra: "kept" });
+    expect(typeof error.stack === "string" || error.stack === undefined).toBe(true);
+  });
+});

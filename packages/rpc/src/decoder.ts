@@ -233,6 +233,9 @@ class TableBuilder {
     if (!p.props) return;
     for (const [k, v] of p.props) {
       const key = this.value(k) as string;
+      // Carried by the record itself, never among its props (encoder.ts skips them): a peer's
+      // props must not give an error a name or a message of another type.
+      if (key === "name" || key === "message" || key === "stack" || key === "cause") continue;
       const value = this.value(v);
       if (key === "errors" && error instanceof AggregateError) defineHidden(error, key, value);
       else (error as unknown as Record<string, unknown>)[key] = value;
