@@ -29,6 +29,20 @@ function codeOf(error: unknown): string | undefined {
   return (error as { code?: string } | undefined)?.code;
 }
 
+/** A StrictMode component subscribed to "news" on `client`, its onEnd recording; mounted and settled. */
+async function feedWithOnEnd(client: object) {
+  const ended: unknown[] = [];
+  const seen: { state?: SubscriptionState } = {};
+  function Feed() {
+    seen.state = useSubscription(client as never, "news" as never, () => {}, { onEnd: (error: unknown) => ended.push(error) });
+    return null;
+  }
+  const root = createRoot(fakeContainer() as never);
+  await act(async () => root.render(h(StrictMode, null, h(Feed))));
+  await act(async () => settle());
+  return { ended, seen, root };
+}
+
 describe("useSubscription status", () => {
   it("is pending, not a stale 'ready', when the component returns to a topic it left (new subscription not confirmed yet)", async () => {
     // Docs (api.md:1865, use-subscription.ts:43): status is "pending" until the object
@@ -131,26 +145,18 @@ describe("useSubscription status", () => {
     const obj = fakeObject(topics);
     const reported: unknown[] = [];
     const client = clientOf(obj, "refused-on-end", (e) => reported.push(e));
-    const ended: unknown[] = [];
-    let state: SubscriptionState | undefined;
-    function Feed() {
-      state = useSubscription(client as never, "news" as never, () => {}, { onEnd: (error: unknown) => ended.push(error) });
-      return null;
-    }
-    const root = createRoot(fakeContainer() as never);
-    await act(async () => root.render(h(StrictMode, null, h(Feed))));
-    await act(async () => settle());
-    expect(state?.status).toBe("ready");
+    const { ended, seen, root } = await feedWithOnEnd(client);
+    expect(seen.state?.status).toBe("ready");
 
     topics.length = 0; // a deploy removed the topic: the resubscription is refused
     await act(async () => {
       obj.cutAll();
       await settle(10);
     });
-    expect(state?.status).toBe("failed");
+    expect(seen.state?.status).toBe("failed");
     expect(ended).toHaveLength(1);
     expect(codeOf(ended[0])).toBe("NOT_FOUND");
-    expect(ended[0]).toBe(state?.error);
+    expect(ended[0]).toBe(seen.state?.error);
     expect(reported).toEqual([]);
     await act(async () => root.unmount());
   });
@@ -159,23 +165,15 @@ describe("useSubscription status", () => {
     const obj = fakeObject(["news"]);
     const reported: unknown[] = [];
     const client = clientOf(obj, "disposed-under", (e) => reported.push(e));
-    const ended: unknown[] = [];
-    let state: SubscriptionState | undefined;
-    function Feed() {
-      state = useSubscription(client as never, "news" as never, () => {}, { onEnd: (error: unknown) => ended.push(error) });
-      return null;
-    }
-    const root = createRoot(fakeContainer() as never);
-    await act(async () => root.render(h(StrictMode, null, h(Feed))));
-    await act(async () => settle());
-    expect(state?.status).toBe("ready");
+    const { ended, seen, root } = await feedWithOnEnd(client);
+    expect(seen.state?.status).toBe("ready");
 
     await act(async () => {
       rpcConnection(client).close();
       await settle();
     });
-    expect(state?.status).toBe("failed");
-    expect(codeOf(state?.error)).toBe("DISPOSED");
+    expect(seen.state?.status).toBe("failed");
+    expect(codeOf(seen.state?.error)).toBe("DISPOSED");
     expect(ended.map(codeOf)).toEqual(["DISPOSED"]);
     expect(reported).toEqual([]);
     await act(async () => root.unmount());
