@@ -60,6 +60,8 @@ export class ReplyReader implements ReferenceResolver {
           case ReplyStatus.OkRecords:
           case ReplyStatus.OkBytes:
             outcome = readValue(reply[1], reply[2], ctx);
+            // Refused once built (outgoing-call.ts): the catch below releases its stubs too.
+            if (thenable(outcome)) throw unawaitable();
             ok = true;
             break;
           case ReplyStatus.Threw:
@@ -85,12 +87,6 @@ export class ReplyReader implements ReferenceResolver {
               ? reply[4]
               : undefined;
         releaseExports(conn.imports, table, this.built);
-        if (this.stubs) for (const holder of this.stubs) releaseHolder(holder);
-      }
-      if (ok && thenable(outcome)) {
-        // Refused once built (outgoing-call.ts): the stubs made for it are released now too.
-        ok = false;
-        outcome = unawaitable();
         if (this.stubs) for (const holder of this.stubs) releaseHolder(holder);
       }
       this.built = undefined;
