@@ -194,7 +194,9 @@ class HttpTransport implements RpcTransport {
     if (over === undefined) {
       // The whole answer was read, and the object answers every call of a request in it: a call
       // left waiting (a broken endpoint, or a proxy that dropped its last frames) gets no answer
-      // later. Replies to the calls that were answered are ignored.
+      // later. Replies to the calls that were answered are ignored. When no call of this client
+      // waits at all (the common case), none of this request's does: its frame is not read again.
+      if (this.handler.pendingCount === 0) return;
       this.failCalls(frame, {
         code: "DISCONNECTED",
         message: `The answer from ${this.url} ended without an answer to this call; it may have run.`,

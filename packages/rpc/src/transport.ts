@@ -33,6 +33,12 @@ export interface TransportHandler {
    * over (an HTTP body) reads no more than a frame within `maxMessageBytes` can take.
    */
   readonly limits?: Readonly<RpcLimits>;
+  /**
+   * Calls of this client queued or waiting for a reply. When it is 0 no call waits for anything:
+   * a transport that checks whether an answer left some of its calls unanswered (HTTP) can skip
+   * the check.
+   */
+  readonly pendingCount?: number;
 }
 
 /** A connection as the session sees it. See the module comment for the contract. */
