@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createRpcClient } from "../../packages/rpc/src/index.js";
-import { closeReason, type RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import { closeReason } from "../../packages/rpc/src/close-reasons.js";
+import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";

@@ -225,10 +225,10 @@ describe("onMessage never throws, whatever the transport hands it", () => {
   // undefined: the input is ignored and the call's reply still arrives; a code: the client closes
   // the connection as broken (and, with reconnect off, the waiting call fails DISCONNECTED).
   const inputs: [string, unknown, number | undefined][] = [
-    ["a Blob (binaryType not arraybuffer)", new Blob(["\u001eR[]"]), 1008],
-    ["a DataView, read as a binary frame", new DataView(new TextEncoder().encode("\u001eR[[99,0,1]]").buffer), 1009],
+    ["a Blob (binaryType not arraybuffer)", new Blob(["\u001eR[]"]), 4008],
+    ["a DataView, read as a binary frame", new DataView(new TextEncoder().encode("\u001eR[[99,0,1]]").buffer), 4009],
     ["an empty ArrayBuffer", new ArrayBuffer(0), undefined],
-    ["a lone record separator as bytes", new Uint8Array([0x1e]), 1008],
+    ["a lone record separator as bytes", new Uint8Array([0x1e]), 4008],
     ["a reply to an unknown id holding a lone surrogate", '\u001eR[[99,0,"\ud800"]]', undefined],
     ["a replies frame of 100,000 nulls", `\u001eR[${Array(100_000).fill("null").join(",")}]`, undefined],
   ];

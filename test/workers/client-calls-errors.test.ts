@@ -4,7 +4,7 @@
  * exposed code throws (rebuilt on the object as docs/api.md, "Thrown values", says), an answer
  * the client cannot send, and more calls than the client's or the object's
  * `limits.maxPendingCalls` (docs/protocol.md: a client refuses a frame of more calls than its
- * limit with 1008, and a call past it with LIMIT).
+ * limit with 4008, and a call past it with LIMIT).
  */
 import { rpcConnection, RpcError, withCallOptions } from "@dorpc/rpc";
 import { rpcClient, rpcSocketInfo } from "@dorpc/rpc/server";
@@ -239,7 +239,7 @@ describe("more of the object's calls than maxPendingCalls", () => {
     expect(testConnection(t.client).attempts).toHaveLength(1);
   });
 
-  it("more calls in one frame than the client's limit: the client closes 1008, each call rejects DISCONNECTED naming the limit, and it reconnects", async () => {
+  it("more calls in one frame than the client's limit: the client closes 4008, each call rejects DISCONNECTED naming the limit, and it reconnects", async () => {
     using t = await busyClient("limit-frame");
     const results = await runInObject(t.client, async (obj, state) => {
       const client = rpcClient<Slow>(obj, state.getWebSockets()[0]!);

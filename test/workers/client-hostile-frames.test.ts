@@ -82,11 +82,11 @@ describe("topic events whose sequence number is not a positive safe integer", ()
     using sub = subscribe(a.client, "chat", (_e, info) => void seen.push(info.seq), { onEnd: (e) => void ended.push(e) });
     await sub.ready;
     await a.client.raw(event('[0,"chat",1e300,{"from":"evil","text":"x"}]'));
-    await a.client.raw("\u001eC{bad"); // makes the client close (1008) and reconnect
+    await a.client.raw("\u001eC{bad"); // makes the client close (4008) and reconnect
     await vi.waitFor(() => expect(rpcConnection(a.client).state).toBe("open"));
     await a.client.post("after");
     await vi.waitFor(() => expect(seen).toEqual([1]));
-    expect(testConnection(a.client).attempts.map((attempt) => attempt.closed?.code)).toEqual([1008, undefined]);
+    expect(testConnection(a.client).attempts.map((attempt) => attempt.closed?.code)).toEqual([4008, undefined]);
     expect({ cursor: sub.cursor, ended, errors: a.errors.map(([, code]) => code) }).toEqual({ cursor: 1, ended: [], errors: ["PROTOCOL"] });
   });
 
@@ -176,31 +176,31 @@ describe("calls from the object that the client refuses", () => {
 });
 
 describe("releases, cancels, hellos, pings and unknown kinds", () => {
-  // undefined: the client keeps the connection; 1008: it closes it as broken and reconnects.
+  // undefined: the client keeps the connection; 4008: it closes it as broken and reconnects.
   const frames: [string, string, number | undefined][] = [
     ["a release of an unknown export", "\u001eX[[77,1]]", undefined],
     ["an empty release", "\u001eX[]", undefined],
-    ["a release with count 0", "\u001eX[[1,0]]", 1008],
-    ["a release of id 0", "\u001eX[[0,1]]", 1008],
-    ["a release with a negative count", "\u001eX[[1,-3]]", 1008],
-    ["a release that is not an array", '\u001eX{"a":1}', 1008],
-    ["a release without a body", "\u001eX", 1008],
+    ["a release with count 0", "\u001eX[[1,0]]", 4008],
+    ["a release of id 0", "\u001eX[[0,1]]", 4008],
+    ["a release with a negative count", "\u001eX[[1,-3]]", 4008],
+    ["a release that is not an array", '\u001eX{"a":1}', 4008],
+    ["a release without a body", "\u001eX", 4008],
     ["a cancel of an unknown id", "\u001eK[12345]", undefined],
-    ["a cancel of id 0", "\u001eK[0]", 1008],
-    ["a cancel of a string", '\u001eK["1"]', 1008],
+    ["a cancel of id 0", "\u001eK[0]", 4008],
+    ["a cancel of a string", '\u001eK["1"]', 4008],
     ["a hello sent to the client", '\u001eH["aaaaaaaaaaaaaaaaaaaa",0]', undefined],
-    ["an unknown kind whose body is not a list of ids", "\u001eZ{}", 1008],
+    ["an unknown kind whose body is not a list of ids", "\u001eZ{}", 4008],
     ["an unknown kind with a list of ids", "\u001eZ[[5,1]]", undefined],
     ["a ping with a body", "\u001eP[1]", undefined],
-    ["a pong with a body that is not JSON", "\u001eQxx", 1008],
-    ["a lone record separator", "\u001e", 1008],
+    ["a pong with a body that is not JSON", "\u001eQxx", 4008],
+    ["a lone record separator", "\u001e", 4008],
     ["an empty string", "", undefined],
     ["text without the record separator", "hello", undefined],
-    ["a calls frame without a body", "\u001eC", 1008],
-    ["a replies frame without a body", "\u001eR", 1008],
-    ["a replies frame whose body is an object", '\u001eR{"0":[1]}', 1008],
-    ["a call with id 0.5", '\u001eC[[0.5,["message"]]]', 1008],
-    ["1,100 notifications in one frame (past maxPendingCalls)", `\u001eC[${Array(1_100).fill('[0,["confirm",[0,"q"]]]').join(",")}]`, 1008],
+    ["a calls frame without a body", "\u001eC", 4008],
+    ["a replies frame without a body", "\u001eR", 4008],
+    ["a replies frame whose body is an object", '\u001eR{"0":[1]}', 4008],
+    ["a call with id 0.5", '\u001eC[[0.5,["message"]]]', 4008],
+    ["1,100 notifications in one frame (past maxPendingCalls)", `\u001eC[${Array(1_100).fill('[0,["confirm",[0,"q"]]]').join(",")}]`, 4008],
   ];
   for (const [name, frame, code] of frames) {
     it(`${name}: ${code ? `closed with ${code}` : "the connection stays"}, and the client goes on`, async () => {

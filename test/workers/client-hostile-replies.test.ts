@@ -191,14 +191,14 @@ describe("references in replies", () => {
 });
 
 describe("limits of what the client receives", () => {
-  it("a frame over maxMessageBytes naming more calls than maxPendingCalls closes with 1009; the client goes on", async () => {
+  it("a frame over maxMessageBytes naming more calls than maxPendingCalls closes with 4009; the client goes on", async () => {
     // An oversized calls frame is answered LIMIT call by call when its ids can be made out (see
     // push.test.ts); 1,100 of them are more answers than one frame may ask for: the client closes.
     using t = await waitingCall("big-many", { limits: { maxMessageBytes: 100_000 } });
     const calls = Array.from({ length: 1_100 }, (_, i) => `[${i + 1},["x",[0,"${"y".repeat(100)}"]]]`).join(",");
     await inject(t.client, `\u001eC[${calls}]`);
     expect(await t.waiting).toEqual({ value: 3 }); // resent on the next connection and answered
-    expect(closeCodes(t.client)[0]).toBe(1009);
+    expect(closeCodes(t.client)[0]).toBe(4009);
     expect(await t.client.increment(1)).toBe(1);
   });
 });
@@ -206,15 +206,15 @@ describe("limits of what the client receives", () => {
 describe("a reply frame whose binary layout cannot be read", () => {
   const json = (text: string) => new TextEncoder().encode(text);
   const cases: [string, () => Uint8Array, number][] = [
-    ["shorter than the fixed header", () => new Uint8Array([0x1e, REPLIES, 0, 0, 0]), 1008],
-    ["a header length past the end", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, headerLength: 1_000 }), 1008],
+    ["shorter than the fixed header", () => new Uint8Array([0x1e, REPLIES, 0, 0, 0]), 4008],
+    ["a header length past the end", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, headerLength: 1_000 }), 4008],
     [
       "blob lengths that do not add up",
       () => binaryFrame('[[2,4,["Uint8Array",0]]]', [new Uint8Array(4)], { kind: REPLIES, lengths: [5] }),
-      1008,
+      4008,
     ],
-    ["a blob count past maxBlobs, with no length table", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, blobCount: 5_000 }), 1009],
-    ["a blob count of 2^32 - 1", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, blobCount: 0xffffffff }), 1009],
+    ["a blob count past maxBlobs, with no length table", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, blobCount: 5_000 }), 4009],
+    ["a blob count of 2^32 - 1", () => binaryFrame("[[2,0,1]]", [], { kind: REPLIES, blobCount: 0xffffffff }), 4009],
     [
       "a header that is not UTF-8",
       () => {
@@ -222,7 +222,7 @@ describe("a reply frame whose binary layout cannot be read", () => {
         header.set([0xff, 0xfe], 7);
         return binaryFrame(header, [], { kind: REPLIES });
       },
-      1008,
+      4008,
     ],
   ];
   for (const [name, frame, code] of cases) {

@@ -13,6 +13,7 @@ import {
   RpcDurableObject,
   RpcTarget,
   rpcCaller,
+  watchRpcStorage,
   withRpc,
   type RpcServerOptions,
 } from "@dorpc/rpc/server";
@@ -253,6 +254,11 @@ const manualOptions: RpcServerOptions = { exposeErrorStack: true };
 
 /** Composes dorpc by hand and keeps its own handling for everything else. */
 export class Manual extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    watchRpcStorage(this, manualOptions); // a wipe before the first dorpc message is noted too
+  }
+
   override async fetch(request: Request): Promise<Response> {
     const rpc = await handleRpcRequest(request, this, manualOptions);
     if (rpc) return rpc;

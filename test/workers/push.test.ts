@@ -154,12 +154,12 @@ describe("calls to one client", () => {
 });
 
 describe("hostile frames from the object", () => {
-  it("a malformed frame makes the client close that connection (1008), reconnect, and go on", async () => {
+  it("a malformed frame makes the client close that connection (4008), reconnect, and go on", async () => {
     using a = member(uniqueName("malformed"), "ann");
     // The call that made the object misbehave loses its connection with it; resent on the next
     // one, it is answered from the object's delivery record (the object does not run it again).
     await a.client.raw("\u001eC{not json");
-    expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([1008, undefined]);
+    expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([4008, undefined]);
     await vi.waitFor(() => expect(rpcConnection(a.client).state).toBe("open"));
     await vi.waitFor(async () => expect(await a.client.askMe("ok")).toBe(true));
   });
@@ -172,10 +172,10 @@ describe("hostile frames from the object", () => {
     expect(a.inbox).toEqual([]);
   });
 
-  it("a frame over the client's limit whose calls cannot be made out is refused (1009) before it is parsed; the client reconnects", async () => {
+  it("a frame over the client's limit whose calls cannot be made out is refused (4009) before it is parsed; the client reconnects", async () => {
     using a = member(uniqueName("big-garbage"), "ann", { limits: { maxMessageBytes: 1_000 } });
     await a.client.raw(`\u001eC${"x".repeat(2_000)}`);
-    expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([1009, undefined]);
+    expect(testConnection(a.client).attempts.map((t) => t.closed?.code)).toEqual([4009, undefined]);
     await vi.waitFor(async () => expect(await a.client.askMe("ok")).toBe(true));
     expect(a.inbox).toEqual([]);
   });

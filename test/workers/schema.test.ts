@@ -116,14 +116,20 @@ describe("requireSchemas", () => {
   it("an object with a method without a schema refuses to be served at all, naming the method", async () => {
     const name = uniqueName("unchecked");
     const stub = env.UNCHECKED.getByName(name);
-    const upgrade = stub.fetch(`https://test/__rpc/UNCHECKED/${name}`, { headers: { Upgrade: "websocket" } });
-    await expect(upgrade).rejects.toThrow('Unchecked is served with requireSchemas, but this method has no argument schema: "reset".');
-    // A client's call fails instead of reaching the method.
+    // Every request to the RPC path is answered 500 with the typed error (and logged).
+    const upgrade = await stub.fetch(`https://test/__rpc/UNCHECKED/${name}`, { headers: { Upgrade: "websocket" } });
+    expect(upgrade.status).toBe(500);
+    expect(await upgrade.json()).toEqual({
+      error: {
+        code: "BAD_OPTION",
+        message: expect.stringContaining('Unchecked is served with requireSchemas, but this method has no argument schema: "reset".'),
+      },
+    });
+    // A client's call fails instead of reaching the method, quoting why.
     using client = createTestClient<Unchecked>(env.UNCHECKED, name, { reconnect: false });
     const error = await rejection(client.reset());
-    expect(RpcError.is(error)).toBe(true);
-    // The connection never opened (how the client words that is the transport's business).
-    expect(["DISCONNECTED", "CONNECT_FAILED"]).toContain((error as RpcError).code);
+    expect(RpcError.is(error) && error.code).toBe("CONNECT_FAILED");
+    expect((error as RpcError).message).toContain('no argument schema: "reset"');
     expect(testConnection(client).attempts.every((attempt) => attempt.status !== 101)).toBe(true);
   });
 

@@ -13,7 +13,7 @@
  * | ------------------- | ------------------------------------------------------------------------- |
  * | `BAD_OPTION`        | an option or argument passed to a routing function is invalid             |
  * | `AMBIGUOUS_BINDING` | a path segment matches more than one Durable Object binding (see binding.ts) |
- * | `BAD_HOOK_RESULT`   | a hook returned something other than a Response, a Request or nothing      |
+ * | `BAD_HOOK_RESULT`   | a hook returned something other than a Response, a Request or nothing, or read the body it would forward |
  */
 export const ROUTING_ERROR_CODES = ["BAD_OPTION", "AMBIGUOUS_BINDING", "BAD_HOOK_RESULT"] as const;
 

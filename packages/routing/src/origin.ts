@@ -57,12 +57,34 @@ export function compileOriginPolicy(value: unknown, optionName: string, allowAny
     if (entry.includes("*")) {
       throw new RoutingError(
         "BAD_OPTION",
-        `${optionName}[${index}] ${JSON.stringify(entry)}: wildcards are not supported, pass a function instead.`,
+        `${optionName}[${index}] ${JSON.stringify(entry)}: wildcards are not supported, pass a function instead${
+          entry === "*" && allowAny ? ` (or ${optionName}: "*" itself, not in a list, to allow any origin)` : ""
+        }.`,
+      );
+    }
+    // A page's origin is never ws: or wss:, even when it opens a WebSocket: such an entry could never match.
+    const socketScheme = /^(wss?):\/\//i.exec(entry);
+    if (socketScheme) {
+      const page = `${socketScheme[1]!.toLowerCase() === "wss" ? "https" : "http"}${entry.slice(socketScheme[1]!.length)}`;
+      throw new RoutingError(
+        "BAD_OPTION",
+        `${optionName}[${index}] ${JSON.stringify(entry)}: browsers send the page's origin, never a ws: or wss: one; use ${JSON.stringify(canonicalOrigin(page) ?? page)}.`,
       );
     }
     const canonical = canonicalOrigin(entry);
     if (canonical === undefined) {
-      throw new RoutingError("BAD_OPTION", `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com".`);
+      // Browser extensions and app shells (chrome-extension://…, capacitor://…) send their origin
+      // verbatim, but the URL parser gives such schemes no origin to compare: a predicate can.
+      throw new RoutingError(
+        "BAD_OPTION",
+        `${optionName}[${index}] ${JSON.stringify(entry)} is not an origin like "https://example.com"; for an origin of another scheme (a browser extension's, an app's), pass a function, e.g. (origin) => origin === ${JSON.stringify(entry)}.`,
+      );
+    }
+    if (!/^https?:$/.test(new URL(entry).protocol)) {
+      throw new RoutingError(
+        "BAD_OPTION",
+        `${optionName}[${index}] ${JSON.stringify(entry)}: only http: and https: origins can be listed; pass a function for another scheme.`,
+      );
     }
     if (canonical !== entry) {
       throw new RoutingError(

@@ -290,6 +290,12 @@ async function dispatch(request: Request, env: object, settings: CompiledOptions
         `${hookName} returned ${describe(result)}; return a Response to block, a Request to replace the request, or nothing to continue.`,
       );
     }
+    if (forwarded.bodyUsed) {
+      throw new RoutingError(
+        "BAD_HOOK_RESULT",
+        `${hookName} read the request body, so the request cannot be forwarded: read a clone (request.clone()), or return a new Request with the body you read (new Request(request, { body })).`,
+      );
+    }
   }
 
   const stub =

@@ -68,8 +68,9 @@ export function clientArgsCheck(schemas: ReadonlyMap<string, ArgsSchema>): ArgsC
 }
 
 /**
- * Whether `value` is, or holds through the data properties of plain objects and arrays, a
- * pending result or a stub (getters are not run: the encoder runs them, once).
+ * Whether `value` is, or holds through the data properties of plain objects and arrays or the
+ * entries of a `Map` or `Set`, a pending result or a stub (getters are not run: the encoder runs
+ * them, once).
  */
 function holdsProxy(value: unknown): boolean {
   const stack = [value];
@@ -79,6 +80,14 @@ function holdsProxy(value: unknown): boolean {
     if ((typeof v !== "object" && typeof v !== "function") || v === null || seen.has(v)) continue;
     if (proxyInfo(v)) return true;
     seen.add(v);
+    if (v instanceof Map) {
+      for (const [key, entry] of v) stack.push(key, entry);
+      continue;
+    }
+    if (v instanceof Set) {
+      for (const entry of v) stack.push(entry);
+      continue;
+    }
     if (typeof v === "function" || (!Array.isArray(v) && !isPlainData(v))) continue;
     for (const desc of Object.values(Object.getOwnPropertyDescriptors(v))) if ("value" in desc) stack.push(desc.value);
   }

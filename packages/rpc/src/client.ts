@@ -106,7 +106,12 @@ function numericOptions<T extends object>(
   ranges: Record<keyof T, [number, number]>,
 ): Required<T> {
   if (given === undefined) return defaults;
-  if (typeof given !== "object" || given === null) throw new RpcError("BAD_OPTION", `${name} must be an object or false.`);
+  const proto = typeof given === "object" && given !== null ? Object.getPrototypeOf(given) : undefined;
+  if (proto !== Object.prototype && proto !== null) {
+    // An array, a Date or a class instance has no option of its own: its defaults would be used silently.
+    const what = Array.isArray(given) ? "an array" : typeof given === "object" && given !== null ? "not a plain object" : String(given);
+    throw new RpcError("BAD_OPTION", `${name} must be a plain object or false, got ${what}.`);
+  }
   const out = { ...defaults } as Record<string, number>;
   for (const [key, value] of Object.entries(given)) {
     const range = Object.hasOwn(ranges, key) ? (ranges as Record<string, [number, number]>)[key] : undefined;

@@ -26,3 +26,12 @@ export function disconnectMessage(label: string, code: number, reason: string): 
       return `The connection to ${label} closed (code ${code}${why}) before the reply arrived.`;
   }
 }
+
+/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= 123) return text;
+  let cut = 120;
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
+}

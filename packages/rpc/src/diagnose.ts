@@ -38,13 +38,16 @@ export async function diagnoseEndpoint(wsUrl: string): Promise<string | undefine
       ? `The reason could not be read (the browser does not let this page read a cross-origin answer). Check that ${new URL(httpUrl).origin} is the Worker, that the route and binding exist, and that this page's origin (${pageOrigin}) is in routeDORequest's allowedOrigins.`
       : `Nothing answered at ${new URL(httpUrl).origin} (${String((error as Error)?.message ?? error)}): is the Worker (wrangler dev) running there, on that port?${pageHint}`;
   }
-  let body = "";
+  let text = "";
   try {
-    body = (await response.text()).slice(0, 300).replace(/\s+/g, " ").trim();
+    text = (await response.text()).slice(0, 4_096);
   } catch {
     // the body is only a hint
   }
+  const body = text.slice(0, 300).replace(/\s+/g, " ").trim();
   const type = response.headers.get("content-type") ?? "";
+  const refusal = type.includes("application/json") ? typedRefusal(text) : undefined;
+  if (refusal?.code === "BAD_OPTION") return `The object cannot serve calls (${response.status}): ${refusal.message.slice(0, 1_000)}`;
   const said = body ? `: "${body.slice(0, 160)}"` : "";
   if (response.status === 426) {
     return `The dorpc endpoint exists (it answers a plain request with 426), so the WebSocket upgrade itself was refused: by routeDORequest's allowedOrigins (this client's Origin is not allowed), an onBeforeConnect hook, or the object's identify().`;
@@ -59,4 +62,15 @@ export async function diagnoseEndpoint(wsUrl: string): Promise<string | undefine
     return `The server refused with ${response.status}${said}: an Origin not in allowedOrigins, or an authentication hook (onBeforeConnect, identify).`;
   }
   return `The server answered a plain request to ${httpUrl} with ${response.status}${said}.${pageHint}`;
+}
+
+/** dorpc's typed refusal body (`{"error": {"code", "message"}}`), if `text` is one. */
+function typedRefusal(text: string): { code: string; message: string } | undefined {
+  try {
+    const error = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    if (typeof error?.code === "string" && typeof error.message === "string") return { code: error.code, message: error.message };
+  } catch {
+    // not dorpc's
+  }
+  return undefined;
 }

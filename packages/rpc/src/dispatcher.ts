@@ -10,6 +10,7 @@
 import type { AccessPolicy } from "./access.js";
 import { type AccessOptions, accessPolicy } from "./access-options.js";
 import { Caller } from "./caller.js";
+import { closeReason } from "./close-reasons.js";
 import { Connection, type ServerConnection } from "./connection.js";
 import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -103,8 +104,8 @@ const DEFAULTS_KEY = {};
 
 /** Validates `options` (once per object) and derives the policy. */
 export function resolveServerOptions(options: RpcServerOptions | undefined): ResolvedServerOptions {
-  const key = options ?? DEFAULTS_KEY;
-  let out = resolved.get(key);
+  const key = options === undefined ? DEFAULTS_KEY : options; // not `??`: null is refused below, every time
+  let out = typeof key === "object" && key !== null ? resolved.get(key) : undefined;
   if (out) return out;
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new RpcError("BAD_OPTION", "Server options must be an object.");
@@ -333,13 +334,4 @@ export function labelOf(target: object): string {
 
 function describe(error: unknown): string {
   return String((error as Error)?.message ?? error).slice(0, 300);
-}
-
-/** Truncates a close reason to the 123 UTF-8 bytes a close frame can carry. */
-export function closeReason(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  if (bytes.byteLength <= 123) return text;
-  let cut = 120;
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--; // do not split a UTF-8 sequence
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + "...";
 }

@@ -127,6 +127,24 @@ export function prepareStorage(target: object): void {
   } catch {
     return;
   }
+  watchStorage(target, resolved);
+}
+
+/**
+ * For a Durable Object that serves dorpc by hand (`handleRpcRequest`, `handleRpcMessage`): call
+ * it in the constructor, once `this.ctx` is set, with the options it serves with. dorpc's tables
+ * in its storage (the delivery record, the topic log) then watch `ctx.storage.deleteAll()` from
+ * the instance's start, as `RpcDurableObject` and `withRpc` do themselves: a wipe in `alarm()` or
+ * in the object's own `fetch()` before the first dorpc message is noted, so a call answered before
+ * it is never run again on the wiped state. Throws `BAD_OPTION` for invalid options.
+ */
+export function watchRpcStorage(target: object, options?: RpcServerOptions): void {
+  const resolved = resolveServerOptions(options ?? defaultOptions(target));
+  stateOf(target);
+  watchStorage(target, resolved);
+}
+
+function watchStorage(target: object, resolved: ResolvedServerOptions): void {
   deliveryOf(target, resolved.delivery);
   if (resolved.topics.size > 0) watchTopicLog(target, resolved.topics);
 }
@@ -176,7 +194,19 @@ export async function handleRpcRequest(request: Request, target: object, options
   const ctx = stateOf(target);
   const path = new URL(request.url).pathname;
   if (!isRpcPath(path, resolved.prefix)) return undefined;
-  checkServed(target, resolved); // requireSchemas: a method without a schema refuses the object, not one call
+  try {
+    checkServed(target, resolved); // requireSchemas: a method without a schema refuses the object, not one call
+  } catch (error) {
+    // Every request would fail the same way: answer with why (a thrown fetch is an untyped 500,
+    // which an HTTP client takes for a lost answer and resends until its calls time out), and
+    // say it where the developer looks.
+    const message = String((error as Error)?.message ?? error);
+    console.error(`dorpc: ${message}`);
+    return new Response(JSON.stringify({ error: { code: "BAD_OPTION", message } }), {
+      status: 500,
+      headers: { "Content-Type": "application/json; charset=utf-8" },
+    });
+  }
   const upgrade = request.headers.get("Upgrade")?.toLowerCase() === "websocket";
   if (!upgrade && request.method !== "POST") {
     if (request.method !== "GET" && request.method !== "HEAD") {

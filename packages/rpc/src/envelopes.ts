@@ -232,6 +232,15 @@ export const CloseCode = {
   /** Sent by a client whose connection attempt neither opened nor failed in time. */
   ConnectTimeout: 4001,
   /**
+   * Sent by a client that refused a frame of the object's (unreadable): the meaning of 1008, in
+   * the range a WHATWG `WebSocket.close()` accepts (1000 or 3000–4999; browsers and Node's
+   * WebSocket throw for 1008). The client resends its calls on its next connection, so for the
+   * object this is a cut, not a client that left.
+   */
+  ClientRefusedFrame: 4008,
+  /** The same for a frame over the client's limits (the meaning of 1009). */
+  ClientFrameTooBig: 4009,
+  /**
    * Never on the wire (no close frame can carry 0): a client's transport reports it when workerd
    * refuses to let a request use a socket another request opened (a client kept in a Worker's
    * module scope). See session.ts.

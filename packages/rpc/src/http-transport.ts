@@ -156,8 +156,12 @@ class HttpTransport implements RpcTransport {
     const type = (response.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (!response.ok) {
       const refusal = await refusalOf(response);
-      // dorpc refuses with a 4xx; a 5xx is a gateway or a crash whatever its body says.
-      if (refusal.typed && response.status < 500) this.failCalls(frame, refusal);
+      // dorpc refuses with a 4xx; a 5xx is a gateway or a crash whatever its body says — except
+      // dorpc's own BAD_OPTION: an object whose options are wrong refuses every request before
+      // anything runs, so resending would only fail again until the calls time out.
+      if (refusal.typed && refusal.code === "BAD_OPTION") {
+        this.failCalls(frame, { code: "CONNECT_FAILED", message: `${this.url} cannot serve calls: ${refusal.message}; nothing ran.` });
+      } else if (refusal.typed && response.status < 500) this.failCalls(frame, refusal);
       // A crash or a gateway failing: the calls may have run, so this is a lost answer and they
       // are resent (answered from the delivery record: exactly once).
       else if (response.status >= 500) this.finish(1011, `HTTP ${response.status} from ${this.url}`);

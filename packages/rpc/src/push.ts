@@ -47,14 +47,14 @@ export interface ClientFilter {
  * returns how many clients it was sent to. Arguments travel by value only.
  */
 export type Broadcast<C> = {
-  readonly [K in PublicKeys<C>]: C[K] extends (...args: infer A) => unknown
+  readonly [K in PublicKeys<C>]: NonNullable<C[K]> extends (...args: infer A) => unknown
     ? (...args: { [I in keyof A]: Sendable<A[I]> }) => number
     : never;
 };
 
 /** One client's methods as the object calls them: each returns a promise of the client's result. */
 export type ClientStub<C> = {
-  readonly [K in PublicKeys<C>]: C[K] extends (...args: infer A) => infer R
+  readonly [K in PublicKeys<C>]: NonNullable<C[K]> extends (...args: infer A) => infer R
     ? (...args: Params<A>) => ReturnType<Remote<(...a: A) => R>>
     : never;
 };

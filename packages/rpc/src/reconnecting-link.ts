@@ -57,7 +57,8 @@ export interface ReconnectingLinkOptions {
 export abstract class ReconnectingLink {
   protected _state: ConnectionState = "idle";
   protected transport: RpcTransport | undefined;
-  protected readonly listeners = new Set<(state: ConnectionState) => void>();
+  /** One entry per `onStateChange` call: the same function subscribed twice is two subscriptions. */
+  protected readonly listeners = new Set<{ readonly fn: (state: ConnectionState) => void }>();
   /** Failed attempts since the last connection that stayed open (0: the first attempt). */
   protected attempt = 0;
   protected reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -98,8 +99,9 @@ export abstract class ReconnectingLink {
     if (typeof listener !== "function") {
       throw new RpcError("BAD_OPTION", `onStateChange needs a function, got ${listener === null ? "null" : typeof listener}.`);
     }
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const entry = { fn: listener };
+    this.listeners.add(entry);
+    return () => this.listeners.delete(entry);
   }
 
   /**
@@ -138,7 +140,7 @@ export abstract class ReconnectingLink {
         for (const listener of [...this.listeners]) {
           if (!this.listeners.has(listener)) continue; // removed by an earlier listener: not told
           try {
-            listener(next);
+            listener.fn(next);
           } catch {
             // A listener's failure is its own; the session goes on.
           }

@@ -92,10 +92,12 @@ function normaliseIssue(issue: unknown): RpcIssue {
 /** A path segment: a property key, or `{ key }` (Standard Schema allows both). */
 function pathKey(segment: unknown): string | number {
   const key = typeof segment === "object" && segment !== null ? (segment as { key?: unknown }).key : segment;
-  if (typeof key === "number") return key;
+  if (typeof key === "number") return Number.isFinite(key) ? key : String(key); // JSON has no NaN
   if (typeof key === "string") return cut(key, MAX_KEY);
   if (typeof key === "symbol") return cut(key.toString(), MAX_KEY);
-  return String(typeof key);
+  // A key that is no property name (a Set element's `null`, a Map's object key): say what it is
+  // rather than a word that reads like one.
+  return key === null || key === undefined ? "[entry]" : `[${typeof key} key]`;
 }
 
 function cut(text: string, max: number): string {

@@ -9,7 +9,7 @@
  * hibernatable WebSockets.
  */
 export { RpcDurableObject, withRpc } from "./rpc-durable-object.js";
-export { handleRpcRequest, handleRpcMessage, handleRpcClose } from "./durable-object.js";
+export { handleRpcRequest, handleRpcMessage, handleRpcClose, watchRpcStorage } from "./durable-object.js";
 
 /**
  * The object's way back to its clients: a broadcast to all (or some) of them, calls to one with

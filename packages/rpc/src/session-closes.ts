@@ -39,6 +39,8 @@ export abstract class SessionCloses extends ReconnectingLink {
   protected refused: RpcError | undefined;
   /** Set once a connection has opened: from then on a lost connection is re-established. */
   protected everOpened = false;
+  /** Whether the current (or last) connection attempt opened. */
+  protected attemptOpened = false;
   /** Calls of a lost connection wait to be resent on the next one. */
   protected resending = false;
 
@@ -103,9 +105,10 @@ export abstract class SessionCloses extends ReconnectingLink {
       );
     }
     this.exports.peerLost();
-    if (!this.everOpened) {
-      // Never connected: say so, and why if the transport can tell (a WebSocket error says
-      // nothing). Queued calls fail with CONNECT_FAILED; the next call tries again.
+    if (!this.attemptOpened && (!this.everOpened || this.options.reconnect === false)) {
+      // Never connected (or, with reconnect off, this attempt never did): say so, and why if the
+      // transport can tell (a WebSocket error says nothing). Queued calls fail with
+      // CONNECT_FAILED; the next call tries again.
       this.connectFailed(code, reason, transport);
       this.attempt = 0;
       this.setState("idle");

@@ -16,9 +16,10 @@
 import { Callee } from "./callee.js";
 import { Caller } from "./caller.js";
 import type { RootRule } from "./chain.js";
+import { closeReason } from "./close-reasons.js";
 import { Connection } from "./connection.js";
 import type { AccessPolicy } from "./access.js";
-import { CloseCode, FRAME_MARK, FrameKind } from "./envelopes.js";
+import { CloseCode, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
@@ -75,15 +76,6 @@ export class ClientSession extends SessionCloses implements TransportHandler {
   readonly sessionId = newSessionId();
   /** When the session began (`performance.now()`): a resending hello says how long ago. */
   private readonly startedAt = performance.now();
-  /**
-   * The object has answered a call of this session, so it processed the Hello before the call.
-   * Only then does "resending" tell it something: an unknown session that is resending, and does
-   * not say it is younger than the object's `maxAge`, may have been forgotten (EXPIRED), while one
-   * whose Hello never arrived has had nothing run. (The object writes a session's row with its
-   * waiting call rows, so a reset can lose it; a young session that it does not know then ran
-   * nothing that was committed, and its resends run.)
-   */
-  private acknowledged = false;
 
   get url(): string | undefined {
     return this.options.url;
@@ -173,6 +165,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
   protected connect(): void {
     if (this._state === "disposed") return;
     this.connectFailure = undefined;
+    this.attemptOpened = false;
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     if (this.disposed) return; // a listener closed the client
     let transport: RpcTransport;
@@ -226,7 +219,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         onUnreadable: (error) => {
           // The object sent something unreadable: this connection cannot be trusted any more.
           this.refused = error;
-          transport.close(error.code === "LIMIT" ? CloseCode.MessageTooBig : CloseCode.PolicyViolation, error.message.slice(0, 120));
+          transport.close(error.code === "LIMIT" ? CloseCode.ClientFrameTooBig : CloseCode.ClientRefusedFrame, closeReason(error.message));
         },
       },
     );
@@ -244,10 +237,14 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         if (this.transport !== transport || this._state === "disposed") return;
         this.lastReceived = Date.now();
         this.everOpened = true;
-        // Hello first: the object must know whose calls follow (and whether some are resends).
+        this.attemptOpened = true;
+        // Hello first: the object must know whose calls follow, and whether some are resends —
+        // whenever they are, even before any reply arrived (a call's reply can be lost after it
+        // ran, and a wipe of the object's storage in between must not let it run again). The age
+        // tells a young session the object does not know from one it forgot.
         conn.outbox.add(
           FrameKind.Hello,
-          this.resending && this.acknowledged
+          this.resending
             ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(performance.now() - this.startedAt)}`
             : `${JSON.stringify(this.sessionId)},0`,
         );
@@ -269,17 +266,6 @@ export class ClientSession extends SessionCloses implements TransportHandler {
   onMessage(data: IncomingData): void {
     this.lastReceived = Date.now();
     this.pingSentAt = 0;
-    if (!this.acknowledged) this.acknowledged = isReplies(data);
     this.conn?.receive(data);
   }
-}
-
-/** Whether `data` is a frame of replies (text or binary: the kind follows the mark). */
-function isReplies(data: IncomingData): boolean {
-  if (typeof data === "string") return data.charCodeAt(0) === FRAME_MARK && data.charCodeAt(1) === FrameKind.Replies;
-  const bytes =
-    data instanceof ArrayBuffer
-      ? new Uint8Array(data, 0, Math.min(2, data.byteLength))
-      : new Uint8Array(data.buffer, data.byteOffset, Math.min(2, data.byteLength));
-  return bytes[0] === FRAME_MARK && bytes[1] === FrameKind.Replies;
 }

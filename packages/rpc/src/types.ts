@@ -59,6 +59,12 @@ type Target = { readonly __dorpcRpcTarget: true };
 /** Built-in objects that are neither data nor something dorpc passes by reference. */
 type Uncloneable = WeakMap<object, unknown> | WeakSet<object> | WeakRef<object> | PromiseLike<unknown>;
 
+/**
+ * Whether `T` is `Uncloneable`. A `Map` or `Set` has every member a `WeakMap` or `WeakSet` has
+ * (a `Set` of objects is structurally a `WeakSet`), so they are told apart by `size`.
+ */
+type IsUncloneable<T> = [T] extends [{ readonly size: number }] ? false : [T] extends [Uncloneable] ? true : false;
+
 declare const PENDING: unique symbol;
 declare const STUB: unique symbol;
 /** Type-level only: a client's topics (see `subscribe`). */
@@ -142,7 +148,7 @@ export type Arrived<T> = unknown extends T
         ? T
         : T extends AnyFunction | Target
           ? RpcStub<T>
-          : T extends Uncloneable
+          : IsUncloneable<T> extends true
             ? never
             : T extends WireBuiltin
               ? BuiltinOf<T>
@@ -162,7 +168,7 @@ export type Arrived<T> = unknown extends T
  * that recursive types (trees, lists) stay types TypeScript can resolve.
  */
 type WholeOrNever<T, M> = true extends {
-  [K in keyof T]-?: [T[K]] extends [never] ? false : T[K] extends Uncloneable ? true : false;
+  [K in keyof T]-?: [T[K]] extends [never] ? false : IsUncloneable<T[K]>;
 }[keyof T]
   ? never
   : M;
@@ -181,7 +187,7 @@ type BuiltinOf<T> = T extends Date
   : T extends RegExp
     ? Plain<T, RegExp>
     : T extends Error
-      ? T // its own fields travel with it (its methods do not)
+      ? ErrorOf<T>
       : T extends Uint8Array
         ? Plain<T, Uint8Array>
         : T extends Uint8ClampedArray
@@ -209,13 +215,32 @@ type BuiltinOf<T> = T extends Date
                               : T;
 
 /**
+ * An error as it arrives: a standard one (`TypeError`…) as itself; one of another class as an
+ * `Error` with that class's own fields (its `name` travels, its prototype and methods do not).
+ */
+type ErrorOf<T extends Error> = [Exclude<keyof T, keyof Error>] extends [never]
+  ? T
+  : Error & { [K in Exclude<keyof T, keyof Error> as T[K] extends AnyFunction ? never : K]: Arrived<T[K]> };
+
+/**
+ * The built-in names every object has (`toString`, `valueOf`, `hasOwnProperty`…): on a client, a
+ * pending result or a stub they are not the remote object's (the server never lets a chain reach
+ * them), so they are typed `undefined` and calling one is a compile error.
+ */
+export type NoObjectMembers = { readonly [K in keyof Object]?: never };
+
+/** The same for the built-in names of functions (`bind`, `call`, `apply`, `name`, `length`…), on a remote method or function. */
+export type NoFunctionMembers = { readonly [K in Exclude<keyof Function, symbol>]?: never };
+
+/**
  * A pending result: a promise of the value as it arrives *and* a handle to use it before it
  * arrives. Reading a property or calling a method on it pipelines (same frame, no extra round
  * trip); passing it as an argument passes the eventual value.
  */
 export type RpcPromise<V> = [V] extends [never]
   ? Promise<never>
-  : Promise<Arrived<V>> & ([NonNullable<V>] extends [never] ? unknown : Pipeline<NonNullable<V>>) & { readonly [PENDING]: V };
+  : Promise<Arrived<V>> &
+      ([NonNullable<V>] extends [never] ? unknown : Pipeline<NonNullable<V>>) & { readonly [PENDING]: V } & NoObjectMembers;
 
 /** What can be reached *through* a pending value of type `V`. */
 export type Pipeline<V> = V extends Primitive | WireBuiltin | Map<unknown, unknown> | Set<unknown>
@@ -245,10 +270,10 @@ export type Remote<V> = 0 extends 1 & V
  * A function as the client calls it. One made by `rpcMethod` takes its argument schema's input
  * and resolves to its result (schema's output); any other takes its own parameters.
  */
-type RemoteCall<V extends AnyFunction> =
-  V extends RpcMethodTypes<infer I, infer O>
-    ? (...args: Params<I>) => RpcPromise<O>
-    : (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>>;
+type RemoteCall<V extends AnyFunction> = (V extends RpcMethodTypes<infer I, infer O>
+  ? (...args: Params<I>) => RpcPromise<O>
+  : (...args: Params<Parameters<V>>) => RpcPromise<Awaited<ReturnType<V>>>) &
+  NoFunctionMembers;
 
 // ---------------------------------------------------------------------------------------------
 // Stubs
@@ -268,7 +293,8 @@ export type RpcStub<T> = (T extends AnyFunction ? RemoteCall<T> : unknown) &
     /** Another holder of the same remote object, disposed independently. */
     dup(): RpcStub<T>;
     readonly [STUB]: T;
-  } & DisposeMembers;
+  } & DisposeMembers &
+  (T extends AnyFunction ? NoFunctionMembers : NoObjectMembers);
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
@@ -287,23 +313,29 @@ type Accepted<T> = T extends Primitive
     ? never
     : T extends { readonly [STUB]: infer S }
       ? Accepted<S>
-      : T extends Uncloneable
+      : IsUncloneable<T> extends true
         ? never
         : T extends AnyFunction
           ? // One signature (a stub of such a function fits it too), so a lambda's parameters are
             // inferred — as they arrive: an RpcTarget or a function the object passes is a stub.
-            (...args: ArrivedList<Parameters<T>>) => Awaited<ReturnType<T>> | Promise<Awaited<ReturnType<T>>>
+            // A callback declared to return nothing may return anything (as TypeScript lets a
+            // function that returns a value stand for a `void` one): the object ignores it.
+            (
+              ...args: ArrivedList<Parameters<T>>
+            ) => [Awaited<ReturnType<T>>] extends [void] ? unknown : Awaited<ReturnType<T>> | Promise<Awaited<ReturnType<T>>>
           : T extends Target
             ? T | RpcStub<T>
             : T extends WireBuiltin
               ? T
-              : T extends Map<unknown, unknown> | Set<unknown>
-                ? Sendable<T>
-                : T extends readonly unknown[]
-                  ? { [K in keyof T]: Param<T[K]> }
-                  : T extends object
+              : T extends Map<infer K, infer V>
+                ? Map<Param<K>, Param<V>> // keys and values as any parameter: functions and targets by reference
+                : T extends Set<infer V>
+                  ? Set<Param<V>>
+                  : T extends readonly unknown[]
                     ? { [K in keyof T]: Param<T[K]> }
-                    : never;
+                    : T extends object
+                      ? { [K in keyof T]: Param<T[K]> }
+                      : never;
 
 /** A parameter list as it arrives (a callback's, called by the object). */
 type ArrivedList<A extends readonly unknown[]> = { [I in keyof A]: Arrived<A[I]> };
@@ -340,4 +372,4 @@ export type DisposeMembers = SymbolConstructor extends {
  */
 export type RpcClient<T> = { readonly [K in PublicKeys<InstanceOf<T>>]: Remote<InstanceOf<T>[K]> } & DisposeMembers & {
     readonly [TOPICS]?: TopicsOf<T>;
-  };
+  } & NoObjectMembers;

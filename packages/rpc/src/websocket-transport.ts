@@ -153,7 +153,14 @@ class WebSocketTransport implements RpcTransport {
     try {
       this.socket?.close(code, reason);
     } catch {
-      // Already closing; the close event or finish() below reports it.
+      // Already closing, or a code or reason this implementation refuses (a WHATWG WebSocket
+      // takes only 1000 and 3000–4999, and a reason of at most 123 bytes): close it anyway, so
+      // no socket is left open behind the session's back.
+      try {
+        this.socket?.close();
+      } catch {
+        // Already closing: the close event or finish() below reports it.
+      }
     }
     this.finish(code, reason);
   }

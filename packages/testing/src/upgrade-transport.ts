@@ -92,7 +92,7 @@ export function upgradeTransport(url: string, headers: Headers, fetchUpgrade: Up
         const socket = response.webSocket;
         if (response.status !== 101 || !socket) {
           const body = await response.text().catch(() => "");
-          throw fail(`The upgrade request to ${url} was answered ${response.status}${body ? `: ${body}` : ""}`);
+          throw fail(`The upgrade request to ${url} was answered ${response.status}${body ? `: ${typedMessage(body) ?? body}` : ""}`);
         }
         // Binary messages arrive as Blob unless asked otherwise; dorpc's frame reader takes
         // ArrayBuffer (the WebSocket transport asks for the same).
@@ -151,4 +151,15 @@ function closeQuietly(socket: WebSocket | undefined, code: number, reason: strin
   } catch {
     // Already closing, or a code the runtime will not send: the connection ends either way.
   }
+}
+
+/** The message of dorpc's typed refusal body (`{"error": {"code", "message"}}`), if `body` is one. */
+function typedMessage(body: string): string | undefined {
+  try {
+    const error = (JSON.parse(body) as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    if (typeof error?.code === "string" && typeof error.message === "string") return `${error.code}: ${error.message}`;
+  } catch {
+    // not dorpc's
+  }
+  return undefined;
 }
