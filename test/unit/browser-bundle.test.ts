@@ -99,6 +99,7 @@ describe("what the smallest page bundles", () => {
       "incoming-call.js",
       "json-path.js",
       "limits.js",
+      "option-keys.js", // a misspelt option is refused, not ignored
       "outbox.js",
       "outgoing-call.js",
       "oversized.js", // a frame over maxMessageBytes is refused call by call, without closing

@@ -86,8 +86,15 @@ describe("option validation", () => {
     ["expose string", { expose: "x" }],
     ["WebSocket not a function", { WebSocket: 5 }],
     ["timeout bigint", { timeout: 5n }],
+    ["a misspelt option (timout)", { timout: 5_000 }],
   ])("%s: BAD_OPTION", (_label, options) => {
     expectThrowsCode(() => createRpcClient("API", "x", { ...base, ...(options as object) }), "BAD_OPTION");
+  });
+
+  it("an unknown option is named, with the known ones, instead of being ignored", () => {
+    expect(() => createRpcClient("API", "x", { ...base, timout: 5_000 } as object)).toThrow(
+      /^Unknown option options\.timout; known: baseUrl, prefix, timeout,/,
+    );
   });
 
   it("a getter that throws in options: its own error comes out of createRpcClient", () => {

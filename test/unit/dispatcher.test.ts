@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from "vitest";
 import { createRpcClient } from "../../packages/rpc/src/index.js";
 import { closeReason } from "../../packages/rpc/src/close-reasons.js";
-import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import { resolveServerOptions, type RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";
 import { pairWith } from "../support/paired-transport.js";
-import { expectRejectsCode, expectRpcError, rawServer, rejectionOf, settle, type Outcome } from "./helpers.js";
+import { expectRejectsCode, expectRpcError, expectThrowsCode, rawServer, rejectionOf, settle, type Outcome } from "./helpers.js";
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -965,5 +965,16 @@ describe("a frame with one unanswerable envelope", () => {
     expect(server.closes).toHaveLength(1);
     expect(server.closes[0]![0]).toBe(1008);
     expect(ran).toBe(0);
+  });
+});
+
+describe("server options", () => {
+  // The defaults are resolved once and cached; `null` was looked up as if it were `undefined`, so
+  // it was refused until anything in the isolate (withRpc(Base), an RpcDurableObject without
+  // rpcOptions) had resolved the defaults, and accepted as the defaults from then on.
+  it("null is refused with BAD_OPTION, also after the defaults were resolved", () => {
+    expectThrowsCode(() => resolveServerOptions(null as never), "BAD_OPTION");
+    resolveServerOptions(undefined);
+    expectThrowsCode(() => resolveServerOptions(null as never), "BAD_OPTION");
   });
 });

@@ -418,7 +418,7 @@ describe("options", () => {
 
   it("accepts a valid baseUrl without connecting until the first call", () => {
     const ws = fakeWebSocket();
-    const client = createRpcClient<Api>("A", "i", { baseUrl: "https://x.test", ...ws });
+    const client = createRpcClient<Api>("A", "i", { baseUrl: "https://x.test", WebSocket: ws.WebSocket });
     void client.double(1);
     expect(ws.created).toEqual([]);
     client[Symbol.dispose]();
@@ -426,7 +426,7 @@ describe("options", () => {
 
   it("opens the WebSocket at the built URL on the first awaited call", async () => {
     const ws = fakeWebSocket();
-    const client = createRpcClient<Api>("COUNTER", "room 1", { baseUrl: "https://x.test", ...ws });
+    const client = createRpcClient<Api>("COUNTER", "room 1", { baseUrl: "https://x.test", WebSocket: ws.WebSocket });
     const seen = track(client.double(1));
     await settle(1);
     expect(ws.created).toEqual(["wss://x.test/__rpc/COUNTER/room%201"]);

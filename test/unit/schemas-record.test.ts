@@ -1,10 +1,13 @@
 /**
- * Argument schemas with cancellation and the exactly-once delivery record
- * (real dispatcher + DeliveryRecord on Node's SQLite, as test/reliability/exactly-once.node.test.ts).
+ * Argument and result schemas with cancellation and the exactly-once delivery record
+ * (real dispatcher + DeliveryRecord on Node's SQLite, as test/reliability/exactly-once.node.test.ts):
+ * a call whose async schema is still checking when the connection drops runs once; a resend
+ * answered from the record gets what the first reply carried (the result schema's output, or its
+ * INVALID_RESULT), never a second run.
  */
 import * as v from "valibot";
 import { describe, expect, it, vi } from "vitest";
-import { createRpcClient } from "../../packages/rpc/src/client.js";
+import { createRpcClient, rpcConnection } from "../../packages/rpc/src/client.js";
 import { withCallOptions } from "../../packages/rpc/src/index.js";
 import { currentCall } from "../../packages/rpc/src/current-call.js";
 import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
@@ -14,8 +17,8 @@ import { watchWrites } from "../../packages/rpc/src/storage-writes.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import type { StandardSchemaV1 } from "../../packages/rpc/src/standard-schema.js";
 import { nodeSql } from "../support/node-sql.js";
-import { faulty } from "../reliability/fault-transport.js";
-import { rejectionOf } from "./helpers.js";
+import { callIds, faulty } from "../reliability/fault-transport.js";
+import { rejectionOf, settle } from "./helpers.js";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -42,6 +45,16 @@ class Gated {
   bulk = rpcMethod({ args: v.strictTuple([v.pipe(v.number(), v.integer(), v.minValue(1))]), record: false }, (n) => {
     this.runs.push("bulk");
     return "x".repeat(n);
+  });
+  /** The result schema strips `passwordHash`: what is recorded and resent is its output. */
+  profile = rpcMethod({ args: v.strictTuple([]), result: v.object({ id: v.number() }) }, () => {
+    this.runs.push("profile");
+    return { id: 1, passwordHash: "SECRET" };
+  });
+  /** A result that fails its schema. */
+  broken = rpcMethod({ args: v.strictTuple([]), result: v.object({ id: v.number() }) }, () => {
+    this.runs.push("broken");
+    return { id: "not a number" };
   });
 }
 
@@ -102,5 +115,49 @@ describe("record: false and a refused call", () => {
     expect(g.runs).toEqual(["other"]); // bulk never ran
     expect(error.message).not.toMatch(/ran before the connection dropped/);
     expect(error.code).toBe("INVALID_ARGUMENT");
+  });
+});
+
+describe("schemas and a lost connection", () => {
+  it("a call whose async argument schema is still checking when the connection drops runs once, and its resend gets the answer", async () => {
+    const g = new Gated();
+    using t = setup(g);
+    expect(await t.client.other()).toBe("other");
+    const call = t.client.gated(7 as never);
+    await vi.waitFor(() => expect(g.gates).toHaveLength(1));
+    const [id] = callIds(t.faults.last.paired.sentByClient).slice(-1);
+    t.faults.last.paired.cut();
+    await rpcConnection(t.client).waitForOpen();
+    // The resend is sent on the new connection and handed to the object while the schema still checks.
+    await vi.waitFor(() => expect(callIds(t.faults.last.paired.sentByClient)).toContain(id));
+    await settle();
+    expect(t.faults.connections).toHaveLength(2);
+    g.gates.shift()!(); // only the first run's schema accepts
+    expect(await call).toBe(7);
+    expect(g.gates).toEqual([]); // the resend did not run the schema again
+    // It ran once, and the drop did not cancel it: its resend was on the way.
+    expect(g.runs).toEqual(["other", "gated 7 aborted=false"]);
+  });
+
+  it("a resend answered from the record gets the result schema's output, not the method's return value", async () => {
+    const g = new Gated();
+    using t = setup(g);
+    expect(await t.client.other()).toBe("other");
+    t.faults.cutOnReply = 1; // the reply is lost with the connection; the call is resent
+    expect(await t.client.profile()).toEqual({ id: 1 });
+    expect(g.runs).toEqual(["other", "profile"]);
+  });
+
+  it("an INVALID_RESULT whose reply is lost: the resend is INVALID_RESULT too, and the method ran once", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const g = new Gated();
+    using t = setup(g);
+    expect(await t.client.other()).toBe("other");
+    t.faults.cutOnReply = 1;
+    const error = (await rejectionOf(t.client.broken())) as { code: string; message: string };
+    expect(error.code).toBe("INVALID_RESULT");
+    expect(error.message).not.toContain("not a number");
+    expect(g.runs).toEqual(["other", "broken"]);
+    warn.mockRestore();
   });
 });

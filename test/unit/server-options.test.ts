@@ -24,6 +24,31 @@ describe("topics", () => {
   });
 });
 
+describe("keys", () => {
+  it("an unknown top-level option (a typo) is refused, naming it and the known ones", () => {
+    const error = bad({ prefx: "/rpc" });
+    expect(error?.code).toBe("BAD_OPTION");
+    expect(error?.message).toMatch(/^Unknown option server options\.prefx; known: exposeErrorStack, limits, access, prefix,/);
+  });
+  it("every documented option is known", () => {
+    expect(
+      bad({
+        exposeErrorStack: false,
+        limits: {},
+        access: {},
+        prefix: "/rpc",
+        ordering: "concurrent",
+        identify: () => undefined,
+        hibernation: true,
+        callTimeout: 1_000,
+        topics: {},
+        exactlyOnce: true,
+        requireSchemas: false,
+      }),
+    ).toBeUndefined();
+  });
+});
+
 describe("other options (passing: regression checks of edge values)", () => {
   it("fractional callTimeout", () => {
     expect(bad({ callTimeout: 0.5 })).toBeUndefined();

@@ -5,6 +5,7 @@
 import { DEFAULT_POLICY } from "./access.js";
 import { type ClientSchemas, clientArgsCheck, resolveClientSchemas } from "./client-schemas.js";
 import { checkPrefix, connectUrl, DEFAULT_PREFIX, DOT_SEGMENT, queryString } from "./client-url.js";
+import { checkOptionKeys } from "./option-keys.js";
 import { RpcError } from "./errors.js";
 import { resolveLimits, type RpcLimits } from "./limits.js";
 import type { CallOptions } from "./call-options.js";
@@ -127,6 +128,25 @@ function numericOptions<T extends object>(
 
 const DEFAULT_TIMEOUT = 30_000;
 
+/** The keys of `RpcClientOptions`. */
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set([
+  "baseUrl",
+  "prefix",
+  "timeout",
+  "WebSocket",
+  "query",
+  "limits",
+  "transport",
+  "reconnect",
+  "heartbeat",
+  "highWaterMark",
+  "connectTimeout",
+  "expose",
+  "onError",
+  "exactlyOnce",
+  "validate",
+]);
+
 /** Symbol-keyed handle on the session behind a client; see {@link getRpcSession}. */
 const SESSION = Symbol("dorpc.session");
 
@@ -143,6 +163,7 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   if (typeof options !== "object" || options === null) {
     throw new RpcError("BAD_OPTION", `options must be an object (or left out), got ${options === null ? "null" : typeof options}.`);
   }
+  checkOptionKeys(options, CLIENT_OPTIONS, "options");
   if (typeof binding !== "string" || binding === "" || binding.includes("/") || DOT_SEGMENT.test(binding)) {
     throw new RpcError(
       "BAD_OPTION",

@@ -77,6 +77,12 @@ export class Connection {
   readonly exports: ExportTable;
   readonly key: object;
   private ended = false;
+  /**
+   * Set once a frame of the peer's was refused and the connection is being closed for it: what
+   * the peer sent after it (already on its way) is not read — its calls would run on a connection
+   * that ends, after a hello that may have been the refused frame.
+   */
+  private refusing = false;
   /** The client session whose calls arrive here (from its Hello), for the delivery record. */
   session: string | undefined;
   /** Its record expired while it was away: none of its resends can be answered. */
@@ -111,13 +117,14 @@ export class Connection {
     try {
       frame = readFrame(data, sizeChecked ? { ...this.config.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER } : this.config.limits);
     } catch (error) {
+      if (this.refusing) return true;
       // Too big: refused envelope by envelope, keeping the connection, where that can be done.
       const over = this.ended ? undefined : scanOversized(data, this.config.limits);
       if (!over || !refuseOversized(this, over, this.caller.label)) this.unreadable(error as RpcError);
       return true;
     }
     if (!frame) return false;
-    if (this.ended) return true;
+    if (this.ended || this.refusing) return true;
     const body = frame.body;
     switch (frame.kind) {
       case FrameKind.Calls:
@@ -230,6 +237,8 @@ export class Connection {
   }
 
   private unreadable(error: RpcError): void {
+    if (this.refusing) return;
+    this.refusing = true;
     this.config.onUnreadable(error);
   }
 

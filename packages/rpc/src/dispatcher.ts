@@ -11,6 +11,7 @@ import type { AccessPolicy } from "./access.js";
 import { type AccessOptions, accessPolicy } from "./access-options.js";
 import { Caller } from "./caller.js";
 import { closeReason } from "./close-reasons.js";
+import { checkOptionKeys } from "./option-keys.js";
 import { Connection, type ServerConnection } from "./connection.js";
 import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
@@ -99,6 +100,21 @@ export interface ResolvedServerOptions {
   readonly requireSchemas: boolean;
 }
 
+/** The keys of `RpcServerOptions`. */
+const SERVER_OPTIONS: ReadonlySet<string> = new Set([
+  "exposeErrorStack",
+  "limits",
+  "access",
+  "prefix",
+  "ordering",
+  "identify",
+  "hibernation",
+  "callTimeout",
+  "topics",
+  "exactlyOnce",
+  "requireSchemas",
+]);
+
 const resolved = new WeakMap<object, ResolvedServerOptions>();
 const DEFAULTS_KEY = {};
 
@@ -110,6 +126,7 @@ export function resolveServerOptions(options: RpcServerOptions | undefined): Res
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new RpcError("BAD_OPTION", "Server options must be an object.");
   }
+  if (options !== undefined) checkOptionKeys(options, SERVER_OPTIONS, "server options");
   const prefix = options?.prefix ?? "/__rpc";
   if (typeof prefix !== "string" || !prefix.startsWith("/") || prefix.endsWith("/")) {
     throw new RpcError("BAD_OPTION", `prefix must start with "/" and not end with one, got ${JSON.stringify(prefix)}.`);
