@@ -150,6 +150,46 @@ describe("withCallOptions with something that is not an AbortSignal", () => {
   });
 });
 
+describe("withCallOptions with a timeout, idempotent or retries of the wrong type", () => {
+  // api.md withCallOptions: such options return a promise rejected with BAD_OPTION, and the call
+  // given them is not sent. A string timeout used to be ignored ("100" made no deadline), a
+  // bigint one threw a TypeError synchronously, and retries took any value.
+  it.each([
+    ["timeout as a string", { timeout: "100" }],
+    ["timeout as a bigint", { timeout: 10n }],
+    ["timeout NaN", { timeout: Number.NaN }],
+    ["timeout negative", { timeout: -1 }],
+    ["idempotent as a string", { idempotent: "yes" }],
+    ["retries negative", { idempotent: true, retries: -5 }],
+    ["retries fractional", { idempotent: true, retries: 1.5 }],
+    ["retries Infinity", { idempotent: true, retries: Number.POSITIVE_INFINITY }],
+  ])("%s: rejected BAD_OPTION, and the call is not sent", async (_name, options) => {
+    const paired = pairWith(new Api());
+    const client = createRpcClient<Api>("API", "x", { transport: paired.factory, onError: () => {} });
+    opened.push(rpcConnection(client));
+    const call = client.double(1);
+    let result: unknown;
+    try {
+      result = await withCallOptions(call, options as never).then(
+        () => "fulfilled",
+        (e: unknown) => e,
+      );
+    } catch (error) {
+      result = error; // thrown synchronously: the defect
+    }
+    expectRpcError(result, "BAD_OPTION");
+    expectRpcError(
+      await call.then(
+        () => "fulfilled",
+        (e: unknown) => e,
+      ),
+      "BAD_OPTION",
+    );
+    await settle(5);
+    expect(paired.connections.flatMap((c) => c.sentByClient).filter((frame) => String(frame).includes("double"))).toEqual([]);
+  });
+});
+
 describe("inspecting a client sends no calls", () => {
   // `${client}`, String(client), "" + client: the runtime reads Symbol.toPrimitive, which the
   // client answers itself; otherwise toString/valueOf would become remote calls of names the

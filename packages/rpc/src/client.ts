@@ -381,9 +381,24 @@ export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions):
   ) {
     return refuse("withCallOptions({ signal }) must be an AbortSignal (e.g. controller.signal, not the controller).");
   }
-  const tooLong = typeof options?.timeout === "number" ? timerTooLong("withCallOptions({ timeout })", options.timeout) : undefined;
+  const { timeout, idempotent, retries } = options;
+  if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout))) {
+    return refuse(`withCallOptions({ timeout }) must be a finite number of milliseconds ≥ 0 (0: none), got ${describeValue(timeout)}.`);
+  }
+  const tooLong = timeout !== undefined ? timerTooLong("withCallOptions({ timeout })", timeout) : undefined;
   if (tooLong) return refuse(tooLong);
+  if (idempotent !== undefined && typeof idempotent !== "boolean") {
+    return refuse(`withCallOptions({ idempotent }) must be a boolean, got ${describeValue(idempotent)}.`);
+  }
+  if (retries !== undefined && !(Number.isSafeInteger(retries) && retries >= 0)) {
+    return refuse(`withCallOptions({ retries }) must be a whole number ≥ 0, got ${describeValue(retries)}.`);
+  }
   return settledValue(info, options) as Promise<V>;
+}
+
+/** A value named in a `BAD_OPTION` message (a bigint or a symbol cannot go through a template). */
+function describeValue(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : typeof value === "bigint" ? `${value}n` : String(value as never);
 }
 
 /**
