@@ -31,6 +31,11 @@ export abstract class CallSettling {
   protected conn: Connection | undefined;
   /** Ids of calls given up while waiting to be resent: cancelled on the next connection. */
   protected cancelNext: number[] | undefined;
+
+  /** Cancels a connection could not send before it ended: the next connection sends them. */
+  cancelOnNext(ids: readonly number[]): void {
+    (this.cancelNext ??= []).push(...ids);
+  }
   /** One timer for every call's timeout (made by the caller: it needs the whole caller). */
   protected abstract readonly timeouts: CallTimeouts;
 
@@ -53,16 +58,19 @@ export abstract class CallSettling {
   /** Fails `call` now (timeout, abort, refusal); a sent call is cancelled on the other end. */
   fail(call: OutgoingCall, reason: unknown): void {
     if (call.settled) return;
-    const sent = call.sentOn !== undefined;
+    // Sent, now or on a connection that was cut (then waiting to be resent).
+    const sent = call.sentOn !== undefined || call.sentBefore;
     if (call.sentOn && call.sentOn === this.conn && call.id > 0) this.conn.cancel(call.id);
     // Sent on a connection that was cut, and waiting to be resent: its run may still go on
     // there (the delivery record keeps it for the resend), so the next connection cancels it.
     else if (!call.sentOn && call.sentBefore && call.id > 0) (this.cancelNext ??= []).push(call.id);
     this.finish(call, false, reason);
-    // Sent calls that pipeline on it reject with the same error (and are cancelled), as they
-    // would had it failed on the other end; queued ones see it when they are written.
+    // Sent calls that pipeline on it (waiting to be resent too) reject with the same error at
+    // once, and are cancelled, as they would had it failed on the other end; queued ones see it
+    // when they are written.
     if (sent && call.dependedOn)
-      for (const other of [...this.pending.values()]) if (other.sentOn && other.deps?.includes(call)) this.fail(other, reason);
+      for (const other of [...this.pending.values()])
+        if ((other.sentOn || other.sentBefore) && other.deps?.includes(call)) this.fail(other, reason);
   }
 
   protected finish(call: OutgoingCall, ok: boolean, outcome: unknown): void {

@@ -382,8 +382,8 @@ export function withCallOptions<V>(chain: PromiseLike<V>, options: CallOptions):
     return refuse("withCallOptions({ signal }) must be an AbortSignal (e.g. controller.signal, not the controller).");
   }
   const { timeout, idempotent, retries } = options;
-  if (timeout !== undefined && (typeof timeout !== "number" || !(timeout >= 0) || !Number.isFinite(timeout))) {
-    return refuse(`withCallOptions({ timeout }) must be a finite number of milliseconds ≥ 0 (0: none), got ${describeValue(timeout)}.`);
+  if (timeout !== undefined && typeof timeout !== "number") {
+    return refuse(`withCallOptions({ timeout }) must be a number of milliseconds (0: none), got ${describeValue(timeout)}.`);
   }
   const tooLong = timeout !== undefined ? timerTooLong("withCallOptions({ timeout })", timeout) : undefined;
   if (tooLong) return refuse(tooLong);

@@ -89,7 +89,10 @@ export class Connection {
   expiredSession = false;
   /** Reads the replies to our calls (reply-reader.ts). */
   private readonly replies: ReplyReader;
+  /** Cancels made this turn, added to the outbox at its end. */
   private cancels: number[] | undefined;
+  /** Cancels in the outbox and not sent yet: if the connection ends first, the next one sends them. */
+  private unsentCancels: number[] | undefined;
   private releases: [number, number][] | undefined;
 
   constructor(
@@ -254,7 +257,10 @@ export class Connection {
       microtask(() => {
         const ids = this.cancels!;
         this.cancels = undefined;
-        if (!this.ended) this.outbox.add(FrameKind.Cancel, ids.join(","));
+        if (this.ended) return;
+        this.outbox.add(FrameKind.Cancel, ids.join(","));
+        if (!this.unsentCancels) this.outbox.afterFlush(() => (this.unsentCancels = undefined));
+        (this.unsentCancels ??= []).push(...ids);
       });
     }
     this.cancels.push(id);
@@ -322,16 +328,19 @@ export class Connection {
 
   /**
    * The connection ended (whatever the cause). Imports die (calls on their stubs fail with
-   * `why`), running calls are cancelled, queued output is dropped. The caller half and exports
-   * are the owner's to settle (a client session keeps its calls for the next connection).
-   */
-  /**
-   * The connection is gone. `peerMayReturn`: it was cut, not closed by the peer; `peerDone`: the
-   * peer closed it for good (disposed), so nothing of its session runs on for it (see `Callee.close`).
+   * `why`), running calls are cancelled, queued output is dropped — but cancels not sent yet go
+   * to the caller for its next connection (the peer may still be running those calls for their
+   * resend). The caller half and exports are the owner's to settle (a client session keeps its
+   * calls for the next connection). `peerMayReturn`: it was cut, not closed by the peer;
+   * `peerDone`: the peer closed it for good (disposed), so nothing of its session runs on for it
+   * (see `Callee.close`).
    */
   end(why: ImportEnd, peerMayReturn = false, peerDone = false): void {
     if (this.ended) return;
     this.ended = true;
+    const unsent = [...(this.cancels ?? []), ...(this.unsentCancels ?? [])];
+    this.cancels = this.unsentCancels = undefined;
+    if (unsent.length > 0) this.caller.cancelOnNext(unsent);
     this.outbox.clear();
     this.imports.lost(why);
     this.callee.close(peerMayReturn, peerDone);

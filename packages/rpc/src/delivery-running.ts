@@ -22,9 +22,14 @@ export interface Running {
 /** What `cancel` needs of a running call (incoming-call.ts `Incoming`). */
 export interface Cancellable {
   cancelled: boolean;
-  /** Only a run that started is cancelled from another connection (one queued there settles there). */
   readonly started: boolean;
   controller: AbortController | undefined;
+  /**
+   * Cancels a call that has not started, on the connection that holds it (behind another call
+   * with sequential ordering, or waiting for a call it pipelines on), as a cancel arriving there
+   * would: it never runs. That connection may be half-open, never to close or drain on its own.
+   */
+  cancelHere?: () => void;
 }
 
 export class RunningCalls {
@@ -82,7 +87,11 @@ export class RunningCalls {
 }
 
 function abort(run: Cancellable | undefined): void {
-  if (!run || run.cancelled || !run.started) return;
+  if (!run || run.cancelled) return;
+  if (!run.started) {
+    run.cancelHere?.();
+    return;
+  }
   run.cancelled = true;
   run.controller?.abort(cancelledReason());
 }

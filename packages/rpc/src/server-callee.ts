@@ -126,6 +126,7 @@ export class ServerCallee extends Callee {
           call.recorded = true;
           call.session = session;
           call.keep = this.keeps(call);
+          call.cancelHere = () => this.cancelHeld(call);
           records.started(session, call.id, call);
         }
         return true;
@@ -318,6 +319,15 @@ export class ServerCallee extends Callee {
     }
   }
 
+  /**
+   * A later connection of the session cancelled `call`, which has not started here (held behind
+   * another call, or waiting for one it pipelines on): it is cancelled as if the cancel had come
+   * on this connection, so it never runs — this connection may be half-open and never drain.
+   */
+  private cancelHeld(call: Incoming): void {
+    if (!call.started && this.running.get(call.id) === call) super.cancel([call.id]);
+  }
+
   /** The caller cancelled calls that are not running here: they may run from an earlier connection. */
   override cancel(ids: readonly number[]): void {
     const { records } = this.server;
@@ -333,7 +343,7 @@ export class ServerCallee extends Callee {
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
     super.close(peerMayReturn);
     // The client closed for good (disposed: 1000, 1001): what still runs for it from an earlier
-    // connection that was cut is cancelled too. (It closes with 1008/1009 when it refused a
+    // connection that was cut is cancelled too. (It closes with 4008/4009 when it refused a
     // frame, and comes back to resend.)
     const session = this.conn.session;
     if (peerDone && session && this.server.ownsSession) this.server.records?.cancel(session);
