@@ -11,8 +11,9 @@
  *    synchronous step, so under StrictMode the same client lives on: one socket, never closed
  *    under a child that already holds it.
  *  - A component never returns a closed client: if its client was closed while it was
- *    unmounted for longer (e.g. a hidden `<Activity>`), remounting creates a new one and renders
- *    again with it.
+ *    unmounted for longer (e.g. a hidden `<Activity>`), closing it asks the component for a render
+ *    with a new one (React renders a hidden component's updates before it shows it again), and a
+ *    remount that still finds it closed creates a new one and renders again with it.
  */
 import { createRpcClient, RpcError, rpcConnection, type RpcClient, type RpcClientOptions, type TransportFactory } from "@dorpc/rpc";
 import { useEffect, useState, useSyncExternalStore } from "react";
@@ -26,6 +27,11 @@ interface Slot<T> {
   /** Set by an effect cleanup; cleared by a remount that comes before the close runs. */
   closing: boolean;
   closed: boolean;
+  /**
+   * Set by the component's effect: once the client is closed, asks the component for a render
+   * with a new one (a no-op once it unmounted for good).
+   */
+  onClosed?: () => void;
 }
 
 /**
@@ -33,8 +39,17 @@ interface Slot<T> {
  * another endpoint, so a new client; the other options are read when the client is created.
  */
 function slotKey(binding: string, instance: string, options: RpcClientOptions<never> | undefined): string {
-  const query = options?.query ? Object.entries(options.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : undefined;
-  return JSON.stringify([binding, instance, options?.baseUrl, options?.prefix, query]);
+  // Only strings go in as they are: anything else (a bigint, a cycle) is named by its type, and
+  // createRpcClient refuses it with its own BAD_OPTION rather than JSON.stringify with a TypeError.
+  const text = (value: unknown) => (typeof value === "string" || value === undefined ? value : `(${typeof value})`);
+  const given = typeof options === "object" && options !== null ? options : undefined;
+  const query =
+    typeof given?.query === "object" && given.query !== null
+      ? Object.entries(given.query)
+          .map(([name, value]) => [name, text(value)])
+          .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0))
+      : text(given?.query);
+  return JSON.stringify([text(binding), text(instance), text(given?.baseUrl), text(given?.prefix), query]);
 }
 
 /**
@@ -53,7 +68,11 @@ const serverRendering: TransportFactory = Object.assign(
 );
 
 function openSlot<T>(key: string, binding: string, instance: string, options: RpcClientOptions<T> | undefined, server = false): Slot<T> {
-  const client = createRpcClient<T>(binding, instance, server ? { ...options, transport: serverRendering } : options);
+  // On a server the options are checked as in the browser (null refused, a bad baseUrl too);
+  // only the transport differs.
+  const serverOptions =
+    options === undefined || (typeof options === "object" && options !== null) ? { ...options, transport: serverRendering } : options;
+  const client = createRpcClient<T>(binding, instance, server ? serverOptions : options);
   return { key, client, reopen: () => openSlot<T>(key, binding, instance, options), closing: false, closed: false };
 }
 
@@ -63,6 +82,11 @@ function closeSoon(slot: Slot<unknown>): void {
     if (!slot.closing) return; // remounted in the meantime (StrictMode): keep it
     slot.closed = true;
     rpcConnection(slot.client).close();
+    // A component hidden by <Activity> keeps its state and mounts its effects again when shown,
+    // possibly without rendering again (a memo component, a stable element): the update makes
+    // React render it with a new client first, so no effect of it or its children ever gets the
+    // closed one.
+    slot.onClosed?.();
   });
 }
 
@@ -103,9 +127,19 @@ export function useRpcClient<T>(binding: string, instance: string, options?: Rpc
       return;
     }
     current.closing = false;
-    return () => closeSoon(current as Slot<unknown>);
+    const slotNow = current;
+    slotNow.onClosed = () => setSlot(reopenIfClosed);
+    return () => closeSoon(slotNow as Slot<unknown>);
   }, [current]);
   return current.client;
+}
+
+/**
+ * The update `onClosed` asks for: a new client if the component's is closed. It holds nothing
+ * (for a component that unmounted for good, React keeps the update queued until its next render).
+ */
+function reopenIfClosed<T>(slot: Slot<T>): Slot<T> {
+  return slot.closed ? slot.reopen() : slot;
 }
 
 const noChanges = () => () => {};

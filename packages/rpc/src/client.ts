@@ -207,7 +207,8 @@ export function createRpcClient<T>(binding: string, instance: string, options: R
   try {
     url = connectUrl(binding, instance, options);
   } catch (error) {
-    if (needsUrl) throw error;
+    // A baseUrl given is checked whatever the transport: a wrong one is a mistake either way.
+    if (needsUrl || options.baseUrl !== undefined) throw error;
     // A transport that builds its own endpoint still gets a checked query (a value not set yet).
     if (options.query !== undefined) queryString(options.query);
   }
