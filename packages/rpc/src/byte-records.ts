@@ -10,7 +10,18 @@ import { pendingBlob } from "./blobs.js";
 import type { EncodeContext } from "./encoder.js";
 import type { WireRecord } from "./envelopes.js";
 import { Refusal } from "./paths.js";
-import { Ext, FileCtor, isArrayBuffer, isDetached, isOutOfBounds, isResizable, VIEW_TYPES, viewName } from "./records.js";
+import {
+  Ext,
+  FileCtor,
+  isArrayBuffer,
+  isDetached,
+  isOutOfBounds,
+  isResizable,
+  VIEW_TYPES,
+  type ViewSlots,
+  viewName,
+  viewSlots,
+} from "./records.js";
 
 const EMPTY_BYTES = new Uint8Array(0);
 
@@ -20,7 +31,7 @@ export class ByteRecords {
   /** Buffer record → how many times the value refers to it (absent: once). */
   private readonly bufferUses = new Map<number, number>();
   /** Views whose buffer record may be trimmed to the view's own bytes. */
-  private readonly views: [payload: [string, number, number, number], view: ArrayBufferView][] = [];
+  private readonly views: [payload: [string, number, number, number], view: ViewSlots][] = [];
 
   constructor(
     private readonly records: WireRecord[],
@@ -63,8 +74,9 @@ export class ByteRecords {
       if (this.bufferUses.has(bufferRecord)) continue;
       const record = this.records[bufferRecord]!;
       if (record[0] !== Ext.ARRAY_BUFFER) continue;
-      if (view.byteLength === view.buffer.byteLength) continue;
-      this.ctx.blobs[record[1] as number] = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      const blob = this.ctx.blobs[record[1] as number]!; // the whole buffer's bytes
+      if (view.byteLength === blob.byteLength) continue;
+      this.ctx.blobs[record[1] as number] = blob.subarray(view.byteOffset, view.byteOffset + view.byteLength);
       payload[2] = 0;
     }
     // Copies, taken now: what is sent is the value as it was when it was encoded, whatever
@@ -83,16 +95,13 @@ export class ByteRecords {
     if (isOutOfBounds(view)) {
       throw new Refusal((path) => `Cannot send ${path}: the ${name} is out of bounds (its buffer shrank under it or was detached).`);
     }
+    // Read from the view's slots, never through properties its class or an own property may override.
+    const slots = viewSlots(view);
     // Push the view before its buffer: the first value added must get index 0 (the root).
-    const payload: [string, number, number, number] = [
-      name,
-      -1,
-      view.byteOffset,
-      name === "DataView" ? view.byteLength : (view as Uint8Array).length,
-    ];
+    const payload: [string, number, number, number] = [name, -1, slots.byteOffset, slots.length];
     const index = push([Ext.VIEW, payload]);
-    payload[1] = this.buffer(view.buffer);
-    this.views.push([payload, view]);
+    payload[1] = this.buffer(slots.buffer);
+    this.views.push([payload, slots]);
     return index;
   }
 

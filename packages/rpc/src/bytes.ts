@@ -12,7 +12,7 @@
  */
 import { bad, type DecodeContext } from "./decoder.js";
 import { tooManyNodes } from "./json-path.js";
-import { copyBytes, isArrayBuffer, isDetached, isOutOfBounds, isResizable, VIEW_TYPES, viewName } from "./records.js";
+import { copyBytes, isArrayBuffer, isDetached, isOutOfBounds, isResizable, VIEW_TYPES, viewName, viewSlots } from "./records.js";
 
 /** The descriptor of a lone bytes value: `[typeName, blobIndex]`, typeName a view name or "ArrayBuffer". */
 export type BytesPayload = [type: string, blob: number];
@@ -23,13 +23,15 @@ export type BytesPayload = [type: string, blob: number];
  */
 export function writeBytes(value: object, blobs: Uint8Array[]): BytesPayload | undefined {
   if (ArrayBuffer.isView(value)) {
-    const buffer = value.buffer;
-    if (!isArrayBuffer(buffer) || isResizable(buffer) || isOutOfBounds(value)) return undefined;
+    if (isOutOfBounds(value)) return undefined;
+    // From the view's slots: an own property or a subclass getter cannot redirect them.
+    const { buffer, byteOffset, byteLength } = viewSlots(value);
+    if (!isArrayBuffer(buffer) || isResizable(buffer)) return undefined;
     const name = viewName(value);
     if (!(name in VIEW_TYPES)) return undefined;
     // A copy: what is sent is the value as it was now, whatever the caller does with its
     // buffer before the frame leaves (a few microtasks later).
-    return [name, blobs.push(new Uint8Array(buffer, value.byteOffset, value.byteLength).slice()) - 1];
+    return [name, blobs.push(new Uint8Array(buffer, byteOffset, byteLength).slice()) - 1];
   }
   if (value instanceof ArrayBuffer && isArrayBuffer(value) && !isResizable(value) && !isDetached(value)) {
     return ["ArrayBuffer", blobs.push(new Uint8Array(value).slice()) - 1];

@@ -58,7 +58,31 @@ const mapEntries = Map.prototype.entries;
 const setValues = Set.prototype.values;
 const dateTime = Date.prototype.getTime;
 const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
-const regexpFlags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags")!.get!;
+/**
+ * A RegExp's flags from its [[OriginalFlags]] slot. `RegExp.prototype.flags` reads them through
+ * `this.global`, `this.unicode`…, which a subclass or an own property can override: each flag's
+ * own getter checks the slot.
+ */
+const FLAG_GETTERS = (
+  [
+    ["d", "hasIndices"],
+    ["g", "global"],
+    ["i", "ignoreCase"],
+    ["m", "multiline"],
+    ["s", "dotAll"],
+    ["u", "unicode"],
+    ["v", "unicodeSets"],
+    ["y", "sticky"],
+  ] as const
+).flatMap(([flag, name]) => {
+  const get = Object.getOwnPropertyDescriptor(RegExp.prototype, name)?.get;
+  return get ? [[flag, get] as const] : [];
+});
+function regexpFlags(value: RegExp): string {
+  let flags = "";
+  for (const [flag, get] of FLAG_GETTERS) if (get.call(value) === true) flags += flag;
+  return flags;
+}
 
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {
@@ -141,7 +165,10 @@ class RecordWriter extends RecordWalk {
     const tag = objectToString.call(value).slice(8, -1);
     const added = this.addTagged(value, tag);
     if (added !== undefined) return added;
-    if (ArrayBuffer.isView(value)) return this.bytes.view(value, (record) => this.push(record, value));
+    if (ArrayBuffer.isView(value)) {
+      this.level(); // the receiver counts a view as a level above its buffer
+      return this.bytes.view(value, (record) => this.push(record, value));
+    }
     // An error of another realm says "Error" too; an object whose Symbol.toStringTag says so is not one.
     if (value instanceof Error || (tag === "Error" && !(Symbol.toStringTag in value))) return this.addError(value as Error);
     const referred = this.referred(value);
@@ -178,7 +205,7 @@ class RecordWriter extends RecordWalk {
       case "RegExp": {
         const source = tryCall(regexpSource, value);
         if (source === FAILED) return undefined;
-        return this.push([T.REGEXP, { source: source as string, flags: regexpFlags.call(value) as string }], value);
+        return this.push([T.REGEXP, { source: source as string, flags: regexpFlags(value as RegExp) }], value);
       }
       case "Map": {
         const iterator = tryCall(mapEntries, value) as Iterable<[unknown, unknown]> | typeof FAILED;

@@ -106,6 +106,16 @@ export abstract class RecordWalk {
     return index;
   }
 
+  /**
+   * A record the receiver counts as one level more, though nothing is walked below it here (a
+   * view: its buffer is its child there): the same bound as `open`.
+   */
+  protected level(): void {
+    if (this.frames.length >= this.maxDepth) {
+      throw new Refusal((path) => `Cannot send ${path}: the value is nested deeper than ${this.maxDepth} levels.`);
+    }
+  }
+
   /** Opens a frame for a container's children; the container's record is already pushed. */
   protected open(values: unknown[], mode: Frame["mode"], into: unknown[], slots: Frame["slots"], names: Names): void {
     if (values.length === 0) return;

@@ -97,6 +97,45 @@ const typedArrayName = Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symb
 const typedArrayIncludes = (TypedArrayPrototype as { includes: (this: unknown, search: unknown, from: number) => boolean }).includes;
 const dataViewByteLength = Object.getOwnPropertyDescriptor(DataView.prototype, "byteLength")!.get!;
 const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")!.get!;
+const getter = (proto: object, name: string) => Object.getOwnPropertyDescriptor(proto, name)!.get!;
+const typedArrayBuffer = getter(TypedArrayPrototype, "buffer");
+const typedArrayByteOffset = getter(TypedArrayPrototype, "byteOffset");
+const typedArrayByteLength = getter(TypedArrayPrototype, "byteLength");
+const typedArrayLength = getter(TypedArrayPrototype, "length");
+const dataViewBuffer = getter(DataView.prototype, "buffer");
+const dataViewByteOffset = getter(DataView.prototype, "byteOffset");
+
+/** Where a view's bytes are, read from its internal slots. */
+export interface ViewSlots {
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  readonly byteLength: number;
+  /** Elements of a typed array; bytes of a DataView. */
+  readonly length: number;
+}
+
+/**
+ * `view`'s buffer, offset and lengths from its internal slots, as the structured clone algorithm
+ * reads them: an own property or a subclass's getter (`byteOffset`, `buffer`…) cannot make the
+ * sender send other bytes than the view holds.
+ */
+export function viewSlots(view: ArrayBufferView): ViewSlots {
+  if (typedArrayName.call(view) === undefined) {
+    const byteLength = dataViewByteLength.call(view) as number;
+    return {
+      buffer: dataViewBuffer.call(view) as ArrayBufferLike,
+      byteOffset: dataViewByteOffset.call(view) as number,
+      byteLength,
+      length: byteLength,
+    };
+  }
+  return {
+    buffer: typedArrayBuffer.call(view) as ArrayBufferLike,
+    byteOffset: typedArrayByteOffset.call(view) as number,
+    byteLength: typedArrayByteLength.call(view) as number,
+    length: typedArrayLength.call(view) as number,
+  };
+}
 
 /** The view's type name from its internal slot (`Uint8Array`, …, `DataView`), never from `Symbol.toStringTag`. */
 export function viewName(view: ArrayBufferView): string {
