@@ -1,6 +1,15 @@
 /** Limits at exactly the limit and one over, client and server agreeing; calls held by async schemas. */
 import { describe, expect, it } from "vitest";
-import { createRpcClient, rpcConnection, withCallOptions, type RpcLimits } from "../../packages/rpc/src/index.js";
+import {
+  createRpcClient,
+  DEFAULT_LIMITS,
+  decode,
+  encode,
+  type RpcError,
+  rpcConnection,
+  withCallOptions,
+  type RpcLimits,
+} from "../../packages/rpc/src/index.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { pairWith } from "../support/paired-transport.js";
 
@@ -62,6 +71,49 @@ describe("maxDepth: a value of exactly maxDepth levels travels as an argument an
     using s = setup({ maxDepth: 5 }, { maxDepth: 100 });
     expect(await outcome(s.client.echo(nest(7, "array")))).toBe("ENCODE");
     expect(await outcome(s.client.echo(nest(7, "map")))).toBe("ENCODE");
+  });
+});
+
+/** `leaf` inside `depth` arrays. */
+function around(depth: number, leaf: unknown): unknown {
+  let v = leaf;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+}
+
+describe("maxDepth: what the sender passes, a receiver with the same limits accepts", () => {
+  // A view is a level, on both ends: the sender used to pass a value with a view one level
+  // below maxDepth, and the receiver refused it with LIMIT.
+  const VIEWS: [string, () => unknown][] = [
+    ["a typed array", () => new Uint8Array(1)],
+    ["a DataView", () => new DataView(new ArrayBuffer(1))],
+    ["an object holding a typed array", () => ({ u: new Uint8Array(1) })],
+  ];
+
+  it.each(VIEWS)("%s under maxDepth arrays: the sender refuses it (ENCODE) or it arrives, never the receiver", async (_name, leaf) => {
+    using s = setup({ maxDepth: 5 }, { maxDepth: 5 });
+    expect(await outcome(s.client.echo(around(3, leaf())))).toBe("ok");
+    expect(["ok", "ENCODE"]).toContain(await outcome(s.client.echo(around(5, leaf()))));
+  });
+
+  it.each(VIEWS)("%s under 20,000 arrays (the default maxDepth): encode refuses it (ENCODE) or decode accepts it", (_name, leaf) => {
+    let encoded: ReturnType<typeof encode>;
+    try {
+      encoded = encode(around(DEFAULT_LIMITS.maxDepth, leaf()));
+    } catch (error) {
+      expect((error as RpcError).code).toBe("ENCODE");
+      return;
+    }
+    expect(() => decode(encoded)).not.toThrow();
+  });
+
+  it("a subtree shared by a shallow and a deeper spot passes the sender and is refused by the receiver with LIMIT (as docs/api.md says)", async () => {
+    // The sender does not walk an object it has met again; the receiver measures the longest path.
+    using s = setup({ maxDepth: 5 }, { maxDepth: 5 });
+    const shared = around(3, 0);
+    expect(await outcome(s.client.echo([shared, around(3, shared)]))).toBe("LIMIT");
+    // Unshared, the same shape is refused by the sender.
+    expect(await outcome(s.client.echo([around(3, 0), around(6, 0)]))).toBe("ENCODE");
   });
 });
 
