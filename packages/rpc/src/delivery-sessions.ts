@@ -67,6 +67,8 @@ export class SessionMemory {
   private readonly pruneFrom = new Map<string, number>();
   /** Per session: the highest call id that arrived without the Retry flag (see `arrivedBefore`). */
   private readonly highest = new Map<string, number>();
+  /** Per session: the highest call id that had arrived when the storage was last wiped (see `clear`). */
+  private readonly beforeWipe = new Map<string, number>();
   private trimmedAt = 0;
 
   /**
@@ -100,7 +102,11 @@ export class SessionMemory {
       this.rowAt.delete(other);
       this.pruneFrom.delete(other);
     }
-    for (const other of this.highest.keys()) if (!this.rowAt.has(other)) this.highest.delete(other);
+    for (const other of this.highest.keys()) {
+      if (this.rowAt.has(other)) continue;
+      this.highest.delete(other);
+      this.beforeWipe.delete(other);
+    }
   }
 
   /**
@@ -130,10 +136,23 @@ export class SessionMemory {
     return true;
   }
 
-  /** Forgets everything (the record's tables are gone). */
+  /**
+   * Whether call `id` of `session` had arrived when the storage was last wiped: it may have run
+   * then, so finding no row for it since proves nothing.
+   */
+  arrivedBeforeWipe(session: string, id: number): boolean {
+    const top = this.beforeWipe.get(session);
+    return top !== undefined && id <= top;
+  }
+
+  /**
+   * The record's tables are gone (a wipe): what was about its rows is forgotten. The ids seen
+   * are kept, and noted as seen before the wipe: an original that arrives late (after its resend
+   * ran, before the wipe) finds no row now, and must not run again.
+   */
   clear(): void {
     this.rowAt.clear();
     this.pruneFrom.clear();
-    this.highest.clear();
+    for (const [session, top] of this.highest) this.beforeWipe.set(session, top);
   }
 }

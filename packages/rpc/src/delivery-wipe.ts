@@ -81,8 +81,12 @@ export class Wipes {
         if (this.spanning.size > MAX_SPANNING) this.spanning.delete(this.spanning.values().next().value as string);
         return;
       }
+      // Its own age says it began after the wipe.
+      this.spanning.delete(session);
     }
-    this.spanning.delete(session);
+    // A hello that is not resending leaves the mark: a session that began before the wipe still
+    // did, and over HTTP every request is a hello, while only the first of a resend's requests
+    // says it resends (the calls of one turn can be cut into several).
   }
 
   /** Whether `session`'s resends may be of calls answered before the wipe. */

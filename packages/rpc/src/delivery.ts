@@ -168,7 +168,8 @@ export class DeliveryRecord {
       const newest = newestAnswer(this.sql, session);
       if (newest !== undefined && newest - id >= this.options.window) return { kind: "refuse", error: expired(id) };
       const frame = findAnswer(this.sql, session, id);
-      if (frame === undefined) return RUN_RECORDED;
+      // No row: it never ran — unless it had arrived before a wipe, which took its row.
+      if (frame === undefined) return this.memory.arrivedBeforeWipe(session, id) ? { kind: "refuse", error: wipedError(id) } : RUN_RECORDED;
       return frame === NOT_KEPT || frame === ACKNOWLEDGED ? { kind: "refuse", error: markerRefusal(frame, id) } : { kind: "replay", frame };
     }
     const newest = newestAnswer(this.sql, session);

@@ -86,6 +86,8 @@ class HttpTransport implements RpcTransport {
   private session: string | undefined;
   /** Set until the request that resends calls: how old the session was when it said so (see the hello). */
   private resendingAge: number | undefined;
+  /** The end of the resending turn is scheduled (see `post`). */
+  private resendingEnds = false;
   private readonly inFlight = new Set<AbortController>();
 
   constructor(
@@ -126,9 +128,17 @@ class HttpTransport implements RpcTransport {
     headers.set("Content-Type", FRAME_TYPE);
     if (this.session) headers.set(SESSION_HEADER, this.session);
     if (this.resendingAge !== undefined) {
-      // The resends follow the hello at once, in the first frame: only its request says so.
+      // The resends follow the hello at once, in the frames of the first flush (one turn's calls
+      // are cut into several frames past 256): every request of that turn says so — they may
+      // reach the object in any order. Later turns' requests carry new calls only.
       headers.set(RESENDING_HEADER, resendingHeader(this.resendingAge));
-      this.resendingAge = undefined;
+      if (!this.resendingEnds) {
+        this.resendingEnds = true;
+        queueMicrotask(() => {
+          this.resendingAge = undefined;
+          this.resendingEnds = false;
+        });
+      }
     }
     let response: Response;
     try {
