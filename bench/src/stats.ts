@@ -19,7 +19,9 @@ export const P999_MIN_N = 10_000;
 
 export function percentileSorted(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
+  // In whole numbers: (99.9 / 100) × 20,000 is 19,980.000000000004 in floating point, and its
+  // ceiling the next rank. p is given to at most three decimals.
+  const rank = Math.ceil((Math.round(p * 1000) * sorted.length) / 100_000);
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
 }
 
@@ -84,7 +86,7 @@ export interface MedianCI {
 /**
  * Median and its ~95 % confidence interval without assuming a distribution: the interval runs
  * between the order statistics at ranks n/2 ∓ 0.98·√n (the normal approximation of the binomial
- * with p = ½), clamped to the sample. Needs n ≥ 6 for an interval narrower than the whole range.
+ * with p = ½), clamped to the sample. Needs n ≥ 11 for an interval narrower than the whole range.
  */
 export function medianCI(values: readonly number[]): MedianCI | null {
   const s = spread(values);

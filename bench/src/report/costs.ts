@@ -103,7 +103,7 @@ function idleTables(run: IdleRun): string[] {
       gbs === null ? "–" : fmtNum(requestsPerHour, 1),
       gbs === null
         ? "mixed: see the samples in the JSON"
-        : `${fmtNum(gbs, 1)} GB-s${allEvicted ? " (hibernation-eligible while idle; the seconds before eviction not counted)" : " (in memory the whole hour)"}`,
+        : `${fmtNum(gbs, 1)} GB-s${allEvicted ? " (hibernation-eligible while idle, so not billed, the seconds before eviction included)" : " (in memory the whole hour)"}`,
       perMonth === null ? "–" : money(perMonth),
     ]);
   }

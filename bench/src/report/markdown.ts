@@ -239,7 +239,9 @@ export function terminalSummary(stats: ScenarioStats[], targets: Targets, conten
     );
   for (const t of targets.list) {
     const result = t.met === null ? "not measured" : t.met ? "MET" : "MISSED";
-    out.push(`  ${result.padEnd(12)} ${t.label}: ${fmtRatio(t.value)} (bound ${t.op} ${t.bound})${t.note ? ` — ${cell(t.note)}` : ""}`);
+    out.push(
+      `  ${result.padEnd(12)} ${t.label}: ${fmtRatio(t.value, t.op === "≤" ? t.bound : undefined)} (bound ${t.op} ${t.bound})${t.note ? ` — ${cell(t.note)}` : ""}`,
+    );
   }
   return out.join("\n");
 }

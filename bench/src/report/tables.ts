@@ -90,7 +90,7 @@ function reason(text: string): string {
 
 function mark(v: Verdict): string {
   if (v.met === null) return v.value ? `${v.value.median.toFixed(2)} (${reason(v.note)})` : reason(v.note || "–");
-  return `${fmtRatio(v.value)} ${v.met ? "**met**" : "**missed**"}`;
+  return `${fmtRatio(v.value, v.bound)} ${v.met ? "**met**" : "**missed**"}`;
 }
 
 /** The floor and peer targets: one row per latency scenario, every cell met/missed. */
@@ -147,7 +147,7 @@ export function targetList(list: Target[]): string {
   for (const t of list) {
     const result = t.met === null ? "not measured" : t.met ? "**met**" : "**missed**";
     lines.push(
-      `| ${cell(t.label)} (${t.scenario}) | ${fmtRatio(t.value)} | ${t.op} ${t.bound} | ${result}${t.note ? ` (${cell(t.note)})` : ""} |`,
+      `| ${cell(t.label)} (${t.scenario}) | ${fmtRatio(t.value, t.op === "≤" ? t.bound : undefined)} | ${t.op} ${t.bound} | ${result}${t.note ? ` (${cell(t.note)})` : ""} |`,
     );
   }
   return lines.join("\n");

@@ -12,6 +12,7 @@
  */
 import type { BundleRun } from "../bundle-size.js";
 import type { Spread } from "../stats.js";
+import { ratioText } from "./format.js";
 import { crossScenarioRatio, pairedRatio, referenceRatio, type RowStats, type ScenarioStats, statusText } from "./analyze.js";
 
 /** Below this many samples per contender a p99 is not judged (issue 17: an honest p99). */
@@ -23,6 +24,8 @@ export interface Verdict {
   value: Spread | null;
   met: boolean | null;
   note: string;
+  /** The bound the median was judged against (≤), when it was judged. */
+  bound?: number;
 }
 
 export interface MatrixRow {
@@ -77,27 +80,29 @@ export interface Targets {
 
 function verdict(value: Spread | null, bound: number, why: string | undefined): Verdict {
   if (!value) return { value: null, met: null, note: why ?? "not measured" };
-  return { value, met: value.median <= bound, note: "" };
+  return { value, met: value.median <= bound, note: "", bound };
 }
 
-function why(...rows: (RowStats | undefined)[]): string | undefined {
-  for (const row of rows) {
+/** Why a ratio of these contenders (name, row: undefined when it is not in the run) was not judged. */
+function why(...rows: [name: string, row: RowStats | undefined][]): string | undefined {
+  for (const [name, row] of rows) {
     const text = statusText(row);
-    if (text) return `${row?.contender ?? "?"}: ${text}`;
+    if (text) return `${name}: ${text}`;
   }
   return undefined;
 }
 
 /** `subject`'s pooled p99 ÷ the floor's, judged against the p99 bound when both have n ≥ P99_MIN_N. */
-function p99Verdict(subject: RowStats | undefined, floor: RowStats | undefined): MatrixRow["floorP99"] {
+function p99Verdict(name: string, subject: RowStats | undefined, floor: RowStats | undefined): MatrixRow["floorP99"] {
   if (!subject?.latency || !floor?.latency || subject.status.kind !== "ok" || floor.status.kind !== "ok") {
-    return { value: null, met: null, note: why(subject, floor) ?? "", p99: null };
+    return { value: null, met: null, note: why([name, subject], ["floor", floor]) ?? "", p99: null };
   }
   const ratio = subject.latency.p99 / floor.latency.p99;
   const enough = subject.latency.n >= P99_MIN_N && floor.latency.n >= P99_MIN_N;
   return {
     value: { median: ratio, min: ratio, max: ratio, n: 1 },
     met: enough ? ratio <= BOUNDS.floorP99 : null,
+    bound: BOUNDS.floorP99,
     note: enough ? "" : `not judged: n < ${P99_MIN_N.toLocaleString("en-US")}`,
     p99: { dorpc: subject.latency.p99, floor: floor.latency.p99 },
   };
@@ -107,27 +112,24 @@ function matrixRow(s: ScenarioStats): MatrixRow {
   const row = (name: string) => s.rows.find((r) => r.contender === name);
   const [dorpc, floor, capnweb, agents] = [row("dorpc"), row("floor"), row("capnweb"), row("agents")];
   const n = (r: RowStats | undefined) => (r?.status.kind === "ok" ? (r.latency?.n ?? null) : null);
-  const floorP99 = p99Verdict(dorpc, floor);
+  const floorP99 = p99Verdict("dorpc", dorpc, floor);
   return {
     scenario: s.info.id,
     label: s.info.label,
     n: { dorpc: n(dorpc), floor: n(floor), capnweb: n(capnweb), agents: n(agents) },
-    floorP50: verdict(pairedRatio(s, "dorpc", "floor"), BOUNDS.floorP50, why(dorpc, floor)),
+    floorP50: verdict(pairedRatio(s, "dorpc", "floor"), BOUNDS.floorP50, why(["dorpc", dorpc], ["floor", floor])),
     floorP99,
-    capnweb: verdict(pairedRatio(s, "dorpc", "capnweb"), BOUNDS.peer, why(dorpc, capnweb)),
+    capnweb: verdict(pairedRatio(s, "dorpc", "capnweb"), BOUNDS.peer, why(["dorpc", dorpc], ["capnweb", capnweb])),
     floorVsCapnweb: pairedRatio(s, "floor", "capnweb"),
-    agents: verdict(pairedRatio(s, "dorpc", "agents"), BOUNDS.peer, why(dorpc, agents)),
+    agents: verdict(pairedRatio(s, "dorpc", "agents"), BOUNDS.peer, why(["dorpc", dorpc], ["agents", agents])),
     floorVsAgents: pairedRatio(s, "floor", "agents"),
     recordCost: pairedRatio(s, "dorpc", "dorpc-at-most-once"),
-    twinP50: verdict(pairedRatio(s, "floor-twin", "floor"), BOUNDS.floorP50, why(row("floor-twin"), floor)),
-    twinP99: p99Verdict(row("floor-twin"), floor),
+    twinP50: verdict(pairedRatio(s, "floor-twin", "floor"), BOUNDS.floorP50, why(["floor-twin", row("floor-twin")], ["floor", floor])),
+    twinP99: p99Verdict("floor-twin", row("floor-twin"), floor),
     noRecordVsFloor: verdict(
       pairedRatio(s, "dorpc-at-most-once", "floor"),
       BOUNDS.floorP50,
-      why(
-        s.rows.find((r) => r.contender === "dorpc-at-most-once"),
-        floor,
-      ),
+      why(["dorpc-at-most-once", s.rows.find((r) => r.contender === "dorpc-at-most-once")], ["floor", floor]),
     ),
   };
 }
@@ -139,7 +141,7 @@ function summarise(label: string, rows: MatrixRow[], pick: (r: MatrixRow) => Ver
     met: judged.filter((r) => pick(r).met).length,
     judged: judged.length,
     notJudged: rows.length - judged.length,
-    missed: judged.filter((r) => !pick(r).met).map((r) => `${r.scenario} ${pick(r).value!.median.toFixed(2)}`),
+    missed: judged.filter((r) => !pick(r).met).map((r) => `${r.scenario} ${ratioText(pick(r).value!.median, pick(r).bound)}`),
   };
 }
 
@@ -176,10 +178,7 @@ export function computeTargets(stats: ScenarioStats[], quick: boolean, bundle?: 
     const s = find(id);
     const value = s ? pairedRatio(s, subject, versus) : null;
     const note = s
-      ? (why(
-          s.rows.find((r) => r.contender === subject),
-          s.rows.find((r) => r.contender === versus),
-        ) ?? "")
+      ? (why([subject, s.rows.find((r) => r.contender === subject)], [versus, s.rows.find((r) => r.contender === versus)]) ?? "")
       : "not measured in this run";
     list.push({ label, scenario: id, op: "≤", bound, value, met: value ? value.median <= bound : null, note: value ? quickNote : note });
   };
@@ -208,7 +207,7 @@ export function computeTargets(stats: ScenarioStats[], quick: boolean, bundle?: 
           .filter(Boolean)
           .join("; ")
       : chain
-        ? (why(chain.rows.find((r) => r.contender === "dorpc")) ?? "")
+        ? (why(["dorpc", chain.rows.find((r) => r.contender === "dorpc")]) ?? "")
         : "not measured in this run",
   });
   add("three dependent calls vs Cap'n Web pipelined", "pipeline-chain3", "dorpc", "capnweb", 0.85);

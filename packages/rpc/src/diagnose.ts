@@ -49,6 +49,8 @@ export async function diagnoseEndpoint(wsUrl: string): Promise<string | undefine
   const refusal = type.includes("application/json") ? typedRefusal(text) : undefined;
   if (refusal?.code === "BAD_OPTION") return `The object cannot serve calls (${response.status}): ${refusal.message.slice(0, 1_000)}`;
   const said = body ? `: "${body.slice(0, 160)}"` : "";
+  // The quoted answer may end its own sentence (the router's does): no second full stop after it.
+  const stop = said.endsWith('."') ? "" : ".";
   if (response.status === 426) {
     return `The dorpc endpoint exists (it answers a plain request with 426), so the WebSocket upgrade itself was refused: by routeDORequest's allowedOrigins (this client's Origin is not allowed), an onBeforeConnect hook, or the object's identify().`;
   }
@@ -56,12 +58,12 @@ export async function diagnoseEndpoint(wsUrl: string): Promise<string | undefine
     return `${httpUrl} answers with a web page (${response.status} ${type.split(";")[0]}), not a dorpc endpoint: the request does not reach the Worker.${pageHint}`;
   }
   if (response.status === 404) {
-    return `The server answered 404${said}. Check the binding name and the prefix (routeDORequest's and the client's must match).${pageHint}`;
+    return `The server answered 404${said}${stop} Check the binding name and the prefix (routeDORequest's and the client's must match).${pageHint}`;
   }
   if (response.status === 401 || response.status === 403) {
     return `The server refused with ${response.status}${said}: an Origin not in allowedOrigins, or an authentication hook (onBeforeConnect, identify).`;
   }
-  return `The server answered a plain request to ${httpUrl} with ${response.status}${said}.${pageHint}`;
+  return `The server answered a plain request to ${httpUrl} with ${response.status}${said}${stop}${pageHint}`;
 }
 
 /** dorpc's typed refusal body (`{"error": {"code", "message"}}`), if `text` is one. */

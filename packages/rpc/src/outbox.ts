@@ -82,6 +82,8 @@ export class Outbox {
   private scheduled = false;
   /** Envelopes behind one whose bytes are not ready yet, in order (see `add`). */
   private waiting: Waiting[] | undefined;
+  /** About how many bytes `waiting` holds (its JSON and blobs; a Blob not read yet counts 0). */
+  private waitingBytes = 0;
   private gate: Promise<void> | undefined;
   /** > 0 while the caller batches (e.g. runs an incoming frame): it flushes at the end itself. */
   private holds = 0;
@@ -92,6 +94,14 @@ export class Outbox {
   private readonly flushBound = () => this.flush();
 
   constructor(private readonly send: (frame: WireFrame) => void) {}
+
+  /**
+   * Bytes held back behind an envelope whose bytes are being read: they reach the socket all at
+   * once when it is ready, so the caller's backpressure counts them as if sent.
+   */
+  get unsentBytes(): number {
+    return this.waiting === undefined ? 0 : this.waitingBytes;
+  }
 
   /** True when nothing is queued or held back: a frame sent directly now keeps the order. */
   get idle(): boolean {
@@ -106,6 +116,7 @@ export class Outbox {
   add(kind: number, json: string, blobs: readonly Uint8Array[] = NO_BLOBS, ready?: Promise<string | null | undefined>): void {
     if (ready || this.waiting) {
       (this.waiting ??= []).push({ kind, json, blobs, ready });
+      this.waitingBytes += json.length + byteCount(blobs);
       if (!this.gate) {
         this.flush(); // what came before it leaves now
         this.gate = this.releaseWaiting();
@@ -252,6 +263,7 @@ export class Outbox {
     const queue = this.waiting!;
     while (queue.length && this.waiting === queue) {
       const next = queue.shift()!;
+      if (next !== CUT) this.waitingBytes = Math.max(0, this.waitingBytes - next.json.length - byteCount(next.blobs));
       if (next === CUT) {
         this.flush();
         continue;
@@ -272,6 +284,7 @@ export class Outbox {
     }
     if (this.waiting !== queue) return;
     this.waiting = undefined;
+    this.waitingBytes = 0;
     this.gate = undefined;
     if (this.holds === 0) this.flush();
   }
@@ -292,6 +305,7 @@ export class Outbox {
     this.blobs = undefined;
     this.cuts = undefined;
     this.waiting = undefined;
+    this.waitingBytes = 0;
     this.gate = undefined;
     if (this.after) this.runAfter();
   }
@@ -313,4 +327,10 @@ export class Outbox {
       // The socket closed under us: its close event reports the loss.
     }
   }
+}
+
+function byteCount(blobs: readonly Uint8Array[]): number {
+  let bytes = 0;
+  for (let i = 0; i < blobs.length; i++) bytes += blobs[i]!.byteLength;
+  return bytes;
 }

@@ -114,7 +114,12 @@ export class ClientSession extends SessionCloses implements TransportHandler {
           } else this.keepAliveForCalls();
         }
       },
-      congested: () => (this.transport?.bufferedAmount ?? 0) > options.highWaterMark,
+      // What the socket has not sent yet, and what waits behind a Blob argument being read (it
+      // reaches the socket all at once when the bytes are in): calls wait while it is over.
+      congested: () => {
+        const buffered = this.transport?.bufferedAmount;
+        return buffered !== undefined && buffered + (this.conn?.outbox.unsentBytes ?? 0) > options.highWaterMark;
+      },
       // Over a socket, which keeps the process (or object) awake while it is open anyway; not over
       // HTTP requests, where an armed timer could keep a Durable Object that calls out awake.
       keepArmed: !options.transport.connectionless,
@@ -122,6 +127,12 @@ export class ClientSession extends SessionCloses implements TransportHandler {
       // The object keeps answers for resends: tell it which ones this session no longer needs.
       acknowledge: options.exactlyOnce,
       unsentBecause: () => {
+        if (this._state === "open") {
+          const buffered = this.transport?.bufferedAmount;
+          return buffered !== undefined && buffered > options.highWaterMark
+            ? `because the socket still held ${buffered} bytes not yet sent, more than highWaterMark (${options.highWaterMark}): the connection is not draining.`
+            : undefined;
+        }
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
         return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${this.attempt} reconnect attempt(s) have not succeeded yet.`;
