@@ -25,11 +25,11 @@ export interface Cancellable {
   readonly started: boolean;
   controller: AbortController | undefined;
   /**
-   * Cancels a call that has not started, on the connection that holds it (behind another call
-   * with sequential ordering, or waiting for a call it pipelines on), as a cancel arriving there
-   * would: it never runs. That connection may be half-open, never to close or drain on its own.
+   * The connection's callee that holds it until it starts (behind another call with sequential
+   * ordering, or waiting for a call it pipelines on): it cancels it there as a cancel arriving
+   * there would, so it never runs. That connection may be half-open, never to close or drain.
    */
-  cancelHere?: () => void;
+  heldBy?: { cancelHeld(run: Cancellable): void };
 }
 
 export class RunningCalls {
@@ -89,7 +89,7 @@ export class RunningCalls {
 function abort(run: Cancellable | undefined): void {
   if (!run || run.cancelled) return;
   if (!run.started) {
-    run.cancelHere?.();
+    run.heldBy?.cancelHeld(run);
     return;
   }
   run.cancelled = true;

@@ -39,8 +39,8 @@ export interface Incoming {
   /** Stubs made for its arguments, released when it ends. */
   borrowed: StubHolder[] | undefined;
   controller: AbortController | undefined;
-  /** Set by server-callee.ts for a recorded call: see `Cancellable.cancelHere`. */
-  cancelHere?: () => void;
+  /** Set by server-callee.ts for a recorded call: see `Cancellable.heldBy`. */
+  heldBy?: { cancelHeld(run: Incoming): void };
   cancelled: boolean;
   started: boolean;
   settled: boolean;

@@ -126,7 +126,7 @@ export class ServerCallee extends Callee {
           call.recorded = true;
           call.session = session;
           call.keep = this.keeps(call);
-          call.cancelHere = () => this.cancelHeld(call);
+          call.heldBy = this; // no closure per call: see cancelHeld
           records.started(session, call.id, call);
         }
         return true;
@@ -324,7 +324,7 @@ export class ServerCallee extends Callee {
    * another call, or waiting for one it pipelines on): it is cancelled as if the cancel had come
    * on this connection, so it never runs — this connection may be half-open and never drain.
    */
-  private cancelHeld(call: Incoming): void {
+  cancelHeld(call: Incoming): void {
     if (!call.started && this.running.get(call.id) === call) super.cancel([call.id]);
   }
 
