@@ -128,24 +128,26 @@ function numericOptions<T extends object>(
 
 const DEFAULT_TIMEOUT = 30_000;
 
-/** The keys of `RpcClientOptions`. */
-const CLIENT_OPTIONS: ReadonlySet<string> = new Set([
-  "baseUrl",
-  "prefix",
-  "timeout",
-  "WebSocket",
-  "query",
-  "limits",
-  "transport",
-  "reconnect",
-  "heartbeat",
-  "highWaterMark",
-  "connectTimeout",
-  "expose",
-  "onError",
-  "exactlyOnce",
-  "validate",
-]);
+/** The keys of `RpcClientOptions`: the compiler checks that it names each one, and no other. */
+const CLIENT_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({
+    baseUrl: true,
+    prefix: true,
+    timeout: true,
+    WebSocket: true,
+    query: true,
+    limits: true,
+    transport: true,
+    reconnect: true,
+    heartbeat: true,
+    highWaterMark: true,
+    connectTimeout: true,
+    expose: true,
+    onError: true,
+    exactlyOnce: true,
+    validate: true,
+  } satisfies Record<keyof RpcClientOptions, true>),
+);
 
 /** Symbol-keyed handle on the session behind a client; see {@link getRpcSession}. */
 const SESSION = Symbol("dorpc.session");

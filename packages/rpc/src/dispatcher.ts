@@ -100,20 +100,22 @@ export interface ResolvedServerOptions {
   readonly requireSchemas: boolean;
 }
 
-/** The keys of `RpcServerOptions`. */
-const SERVER_OPTIONS: ReadonlySet<string> = new Set([
-  "exposeErrorStack",
-  "limits",
-  "access",
-  "prefix",
-  "ordering",
-  "identify",
-  "hibernation",
-  "callTimeout",
-  "topics",
-  "exactlyOnce",
-  "requireSchemas",
-]);
+/** The keys of `RpcServerOptions`: the compiler checks that it names each one, and no other. */
+const SERVER_OPTIONS: ReadonlySet<string> = new Set(
+  Object.keys({
+    exposeErrorStack: true,
+    limits: true,
+    access: true,
+    prefix: true,
+    ordering: true,
+    identify: true,
+    hibernation: true,
+    callTimeout: true,
+    topics: true,
+    exactlyOnce: true,
+    requireSchemas: true,
+  } satisfies Record<keyof RpcServerOptions, true>),
+);
 
 const resolved = new WeakMap<object, ResolvedServerOptions>();
 const DEFAULTS_KEY = {};
