@@ -23,11 +23,11 @@
 import type { Caller, CallerOptions } from "./caller.js";
 import { RpcError } from "./errors.js";
 import type { OutgoingCall } from "./outgoing-call.js";
-import { clear, unref } from "./timers.js";
+import { clear, monotonic, unref } from "./timers.js";
 
 export class CallTimeouts {
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the timer fires (ms since epoch); Infinity while it is not armed. */
+  /** When the timer fires (on the `monotonic` clock); Infinity while it is not armed. */
   private at = Infinity;
 
   constructor(
@@ -39,7 +39,7 @@ export class CallTimeouts {
   /** `call` times out `timeout` ms from now. */
   arm(call: OutgoingCall, timeout: number): void {
     call.timeout = timeout;
-    call.deadline = Date.now() + timeout;
+    call.deadline = monotonic() + timeout;
     if (this.options.timerPerCall) {
       clear(call.timer);
       call.timer = unref(
@@ -67,14 +67,14 @@ export class CallTimeouts {
     clear(this.timer);
     this.at = deadline;
     // Unref'd: the socket keeps a process alive while calls wait; this timer must not.
-    this.timer = unref(setTimeout(() => this.expire(), Math.max(0, deadline - Date.now())));
+    this.timer = unref(setTimeout(() => this.expire(), Math.max(0, deadline - monotonic())));
   }
 
   private expire(): void {
     this.timer = undefined;
     this.at = Infinity;
     const caller = this.caller;
-    const now = Date.now();
+    const now = monotonic();
     let next = Infinity;
     for (const call of [...caller.pending.values()]) {
       if (call.deadline === 0) continue;

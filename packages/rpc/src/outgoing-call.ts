@@ -91,7 +91,7 @@ export class OutgoingCall {
    * collected (and released) while a call on it waits in the queue.
    */
   onStub: object | undefined = undefined;
-  /** Timeout deadline (ms since epoch), or 0. */
+  /** Timeout deadline (on the `monotonic` clock, timers.ts), or 0. */
   deadline = 0;
   /** Its own timeout timer, over HTTP requests (call-timeouts.ts `timerPerCall`). */
   timer: ReturnType<typeof setTimeout> | undefined = undefined;

@@ -18,7 +18,7 @@
  */
 import { CloseCode, HEARTBEAT_PING } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { clear, unref } from "./timers.js";
+import { clear, monotonic, unref } from "./timers.js";
 import type { RpcTransport } from "./transport.js";
 
 /** Reconnection after an unexpected close: capped, jittered exponential backoff. */
@@ -62,14 +62,14 @@ export abstract class ReconnectingLink {
   /** Failed attempts since the last connection that stayed open (0: the first attempt). */
   protected attempt = 0;
   protected reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  /** When the pending reconnect is due (ms since epoch). */
+  /** When the pending reconnect is due (on the `monotonic` clock). */
   protected reconnectAt = 0;
   private stableTimer: ReturnType<typeof setTimeout> | undefined;
   private heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
-  /** When the last message arrived: the only proof the peer is alive. */
+  /** When the last message arrived (`monotonic`): the only proof the peer is alive. */
   protected lastReceived = 0;
-  /** When the outstanding ping was sent, or 0. */
-  protected pingSentAt = 0;
+  /** When the outstanding ping was sent (`monotonic`), if one is. */
+  protected pingSentAt: number | undefined = undefined;
   /** States changed while listeners were being told of an earlier one: told next, in order. */
   private readonly told: ConnectionState[] = [];
   private telling = false;
@@ -169,7 +169,7 @@ export abstract class ReconnectingLink {
     this.setState("reconnecting");
     // A listener may have disposed of the client (or connected it) while told.
     if (this._state !== "reconnecting") return;
-    this.reconnectAt = Date.now() + delay;
+    this.reconnectAt = monotonic() + delay;
     this.reconnectTimer = unref(setTimeout(() => this.reconnectDue(), delay));
     if (this.waitedFor()) this.keepAliveForCalls();
   }
@@ -214,8 +214,8 @@ export abstract class ReconnectingLink {
     clear(this.heartbeatTimer);
     const tick = () => {
       if (this._state !== "open" || !this.transport) return;
-      const now = Date.now();
-      if (this.pingSentAt) {
+      const now = monotonic();
+      if (this.pingSentAt !== undefined) {
         const waited = now - this.pingSentAt;
         if (waited >= hb.timeout) {
           this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
@@ -241,6 +241,6 @@ export abstract class ReconnectingLink {
     clear(this.stableTimer);
     this.heartbeatTimer = undefined;
     this.stableTimer = undefined;
-    this.pingSentAt = 0;
+    this.pingSentAt = undefined;
   }
 }

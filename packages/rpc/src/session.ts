@@ -27,7 +27,7 @@ import type { ReconnectingLinkOptions } from "./reconnecting-link.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 import { ExportTable } from "./references.js";
 import { SessionCloses } from "./session-closes.js";
-import { clear, unref } from "./timers.js";
+import { clear, monotonic, unref } from "./timers.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "./transport.js";
 
 export type { CallOptions } from "./call-options.js";
@@ -74,8 +74,8 @@ export class ClientSession extends SessionCloses implements TransportHandler {
   subscriptionCount: (() => number) | undefined;
   /** Names this session to the object (Hello frame): the key of its calls' delivery record. */
   readonly sessionId = newSessionId();
-  /** When the session began (`performance.now()`): a resending hello says how long ago. */
-  private readonly startedAt = performance.now();
+  /** When the session began (`monotonic`): a resending hello says how long ago. */
+  private readonly startedAt = monotonic();
 
   get url(): string | undefined {
     return this.options.url;
@@ -104,7 +104,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
           if (options.transport.connectionless) {
             clear(this.reconnectTimer);
             this.reconnectTimer = undefined;
-            const wait = this.reconnectAt - Date.now();
+            const wait = this.reconnectAt - monotonic();
             if (wait <= 0) this.connect();
             // Armed again in this request: one armed in a request that has ended never runs.
             else {
@@ -135,7 +135,11 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         }
         if (this._state !== "reconnecting" || !this.lastClose) return undefined;
         const { code, reason } = this.lastClose;
-        return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${this.attempt} reconnect attempt(s) have not succeeded yet.`;
+        // `attempt` counts the closes since the connection was last stable: the first is the cut.
+        const failed = this.attempt - 1;
+        const next = this.reconnectTimer === undefined ? "" : ` (the next in ${Math.max(0, Math.ceil(this.reconnectAt - monotonic()))} ms)`;
+        const tried = failed > 0 ? `${failed} reconnect attempt(s) have not succeeded yet` : "the client has not tried to reconnect yet";
+        return `because the connection closed (code ${code}${reason ? `: ${reason}` : ""}) and ${tried}${next}.`;
       },
     });
   }
@@ -246,7 +250,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
       () => {
         clear(giveUp);
         if (this.transport !== transport || this._state === "disposed") return;
-        this.lastReceived = Date.now();
+        this.lastReceived = monotonic();
         this.everOpened = true;
         this.attemptOpened = true;
         // Hello first: the object must know whose calls follow, and whether some are resends —
@@ -256,7 +260,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         conn.outbox.add(
           FrameKind.Hello,
           this.resending
-            ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(performance.now() - this.startedAt)}`
+            ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(monotonic() - this.startedAt)}`
             : `${JSON.stringify(this.sessionId)},0`,
         );
         this.resending = false;
@@ -275,8 +279,8 @@ export class ClientSession extends SessionCloses implements TransportHandler {
   }
 
   onMessage(data: IncomingData): void {
-    this.lastReceived = Date.now();
-    this.pingSentAt = 0;
+    this.lastReceived = monotonic();
+    this.pingSentAt = undefined;
     this.conn?.receive(data);
   }
 }

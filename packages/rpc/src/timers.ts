@@ -5,6 +5,13 @@
  * Internal module.
  */
 
+/**
+ * Milliseconds on a clock that only moves forward, for every span a timer is armed from
+ * (deadlines, heartbeats, backoffs): `Date.now()` jumps when the system clock is set, and a span
+ * measured across the jump would fire a timer an hour early or late.
+ */
+export const monotonic = (): number => performance.now();
+
 /** Clears `timer` if there is one. */
 export const clear = (timer: ReturnType<typeof setTimeout> | undefined) => {
   if (timer !== undefined) clearTimeout(timer);
