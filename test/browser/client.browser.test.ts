@@ -447,6 +447,14 @@ describe("without Symbol.dispose (as in Safari)", () => {
     await sockets.until((log) => log.sockets.length === 1 && log.open.length === 0);
     await page.close();
   });
+
+  it('an esbuild-lowered `using` closes a subscription there: it answers Symbol.for("Symbol.dispose") too', async () => {
+    const { page, errors } = await openClientPage(dev.baseUrl, hideDisposeSymbols);
+    const result = await page.evaluate((instance) => window.scenarios.subscribeInScope(instance), freshInstance("no-symbols-subscription"));
+    expect(result).toEqual({ inside: 1, after: 0 });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });
 
 describe("allowedOrigins", () => {

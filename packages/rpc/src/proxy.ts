@@ -103,7 +103,7 @@ export function stubHolder(value: unknown): StubHolder | undefined {
  * Where `Symbol.dispose` / `Symbol.asyncDispose` do not exist (Safari), esbuild's lowered `using`
  * looks up `Symbol.for("Symbol.dispose")` instead: answered too, so `await using` works there.
  */
-const DISPOSE_FALLBACK = Symbol.for("Symbol.dispose");
+export const DISPOSE_FALLBACK = Symbol.for("Symbol.dispose");
 const ASYNC_DISPOSE_FALLBACK = Symbol.for("Symbol.asyncDispose");
 
 function isDispose(key: symbol): boolean {

@@ -11,7 +11,7 @@
  * Internal module.
  */
 import { RpcError } from "./errors.js";
-import { disposeStubsIn, proxyInfo } from "./proxy.js";
+import { DISPOSE_FALLBACK, disposeStubsIn, proxyInfo } from "./proxy.js";
 import type { ClientSession } from "./session.js";
 
 /** Where an event sits in its topic. */
@@ -148,15 +148,19 @@ export class Subscriptions {
     this.subs.set(topic, sub);
     this.send(sub);
     const close = () => this.close(sub);
-    return {
+    const handle: Omit<Subscription, typeof Symbol.dispose> & Partial<Disposable> & { [DISPOSE_FALLBACK]: () => void } = {
       topic,
       get cursor() {
         return sub.cursor;
       },
       ready: promise,
       close,
-      [Symbol.dispose]: close,
+      // `using` where Symbol.dispose does not exist (Safari) looks this key up (see proxy.ts).
+      [DISPOSE_FALLBACK]: close,
     };
+    // Where it does not exist, `[Symbol.dispose]` would be a member named "undefined".
+    if (typeof Symbol.dispose === "symbol") handle[Symbol.dispose] = close;
+    return handle as Subscription;
   }
 
   /** `sub`, ready once, was refused when made again: its `onEnd`, else the client's `onError`. */
