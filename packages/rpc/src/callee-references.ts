@@ -16,7 +16,7 @@
  *
  * Internal module.
  */
-import { type AccessPolicy, isPlainData } from "./access.js";
+import type { AccessPolicy } from "./access.js";
 import { buildArgs } from "./chain.js";
 import type { DecodeContext } from "./codec.js";
 import type { Connection } from "./connection.js";
@@ -25,6 +25,7 @@ import { isWireId, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { Incoming } from "./incoming-call.js";
 import { type DataGuard, makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
+import { pipelinedCopy } from "./pipelined-copy.js";
 import { checkReference, releaseExports } from "./references.js";
 import { refuse } from "./refusals.js";
 import { RpcTarget } from "./rpc-target.js";
@@ -65,6 +66,8 @@ export function dependency(id: unknown, byId: Map<number, Incoming> | undefined)
 export class ArgumentRefs implements ReferenceResolver {
   /** Payloads of the EXPORT records built so far (a build that fails gives back the others). */
   built: Set<unknown> | undefined;
+  /** Pipelined values and their copies. */
+  private copies: Map<unknown, unknown> | undefined;
 
   constructor(
     private readonly conn: Connection,
@@ -93,24 +96,18 @@ export class ArgumentRefs implements ReferenceResolver {
     const dep = call.deps!.find((d) => d.id === id)!;
     const value = (dep.outcome as { value: unknown }).value;
     const found = path.length === 0 ? value : readFrom(conn.caller, value, path, 0, undefined, this.config);
-    // Nothing a round trip could not give: a result holding the object's platform state cannot
-    // be returned, so it cannot be passed either.
-    // Once per value a dependency's result holds (many records may name the same one).
-    let held: string | undefined;
-    if (this.config.forbidden && typeof found === "object" && found !== null) {
-      const memo = (dep.forbiddenIn ??= new Map());
-      if (memo.has(found)) held = memo.get(found);
-      else memo.set(found, (held = heldForbidden(found, this.config.forbidden)));
-    } else if (this.config.forbidden) held = heldForbidden(found, this.config.forbidden);
-    if (held !== undefined) {
-      refuse(
-        new RpcError(
-          "ENCODE",
-          `A result passed on as an argument (pipelined) holds ${held}, which never leaves the server, so it cannot be passed either.`,
-        ),
-      );
-    }
-    return found;
+    // Nothing a round trip could not give, and nothing more than a copy of it (pipelined-copy.ts);
+    // one copy per value however many records of the call name it, as a round trip would alias it.
+    const copies = (this.copies ??= new Map());
+    if (copies.has(found)) return copies.get(found);
+    const copy = pipelinedCopy(found, {
+      imports: conn.imports,
+      limits: call.ctx.limits,
+      forbidden: this.config.forbidden,
+      isPlatformState: this.config.isPlatformState,
+    });
+    copies.set(found, copy);
+    return copy;
   }
 }
 
@@ -118,29 +115,6 @@ export class ArgumentRefs implements ReferenceResolver {
 export interface PipelineConfig extends DataGuard {
   /** The platform's objects a result never carries (a Durable Object's env, ctx, …), named. */
   readonly forbidden?: ReadonlyMap<object, string>;
-}
-
-/** How `forbidden` names the first of its objects found in `value` (through plain data, arrays, maps and sets). */
-function heldForbidden(value: unknown, forbidden: ReadonlyMap<object, string>): string | undefined {
-  const stack: unknown[] = [value];
-  const seen = new Set<object>();
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if ((typeof v !== "object" && typeof v !== "function") || v === null || seen.has(v)) continue;
-    seen.add(v);
-    const name = forbidden.get(v);
-    if (name !== undefined) return name;
-    if (Array.isArray(v)) for (const item of v) stack.push(item);
-    else if (v instanceof Map) for (const [k, item] of v) stack.push(k, item);
-    else if (v instanceof Set) for (const item of v) stack.push(item);
-    else if (v instanceof Error) {
-      // What an error carries when sent: its cause and own properties.
-      if (Object.hasOwn(v, "cause")) stack.push((v as { cause?: unknown }).cause);
-      for (const key of Object.keys(v)) stack.push((v as unknown as Record<string, unknown>)[key]);
-      if (v instanceof AggregateError) stack.push(v.errors);
-    } else if (typeof v === "object" && isPlainData(v)) for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
-  }
-  return undefined;
 }
 
 /** Builds `call`'s record-table arguments, resolving the references they carry (see `ArgumentRefs`). */

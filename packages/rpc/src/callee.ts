@@ -24,7 +24,7 @@
  * Internal module.
  */
 import type { AccessPolicy } from "./access.js";
-import { type ChainEnv, type Cursor, type RootRule, runSteps } from "./chain.js";
+import { type ChainEnv, type Cursor, type Finished, type RootRule, runSteps } from "./chain.js";
 import { ownError, refuse } from "./refusals.js";
 import { decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
@@ -264,7 +264,7 @@ export class Callee {
     }
     if (value instanceof Promise) {
       return value.then(
-        (v) => ({ ok: true, value: v }),
+        (v) => ({ ok: true, value: (v as Finished).value }),
         (error) => ({ ok: false, error }),
       );
     }

@@ -142,10 +142,22 @@ export interface ChainEnv {
 const METHOD = Symbol("method");
 
 /**
+ * A chain's final value reached after an await, boxed: returned bare from a `then` callback, a
+ * thenable (a value the caller passed in, `{ then: fn }`) would be adopted — its `then` called
+ * with the call's own settle functions, as the caller's function — instead of being the result.
+ */
+export class Finished {
+  constructor(readonly value: unknown) {}
+}
+
+const finish = (result: unknown): unknown => (result instanceof Promise ? result : new Finished(result));
+
+/**
  * Runs steps from `i`; synchronous until a step returns a promise (or a pipelining handle), then
- * continues when it settles. `enter(call)`/`leave` bracket each step's synchronous user code;
- * `call` is the caller's token for the call these steps belong to, given to `enter` again when
- * the steps resume (other calls may have entered meanwhile).
+ * continues when it settles. Returns the final value, or a promise of it as a `Finished`.
+ * `enter(call)`/`leave` bracket each step's synchronous user code; `call` is the caller's token
+ * for the call these steps belong to, given to `enter` again when the steps resume (other calls
+ * may have entered meanwhile).
  */
 export function runSteps(
   cursor: Cursor,
@@ -178,7 +190,7 @@ export function runSteps(
                 if ((call as { cancelled?: boolean } | undefined)?.cancelled) throw cancelledReason();
                 step.args = checked;
                 step.checked = true;
-                return runSteps(cursor, steps, i, env, enter, leave, call);
+                return finish(runSteps(cursor, steps, i, env, enter, leave, call));
               });
             }
             step.args = args;
@@ -203,7 +215,7 @@ export function runSteps(
       const next = i + 1;
       return Promise.resolve(produced).then((value) => {
         cursor.value = value;
-        return runSteps(cursor, steps, next, env, enter, leave, call);
+        return finish(runSteps(cursor, steps, next, env, enter, leave, call));
       });
     }
     cursor.value = produced;

@@ -56,8 +56,6 @@ export interface Incoming {
   orphaned?: boolean;
   /** The server's `{ conn, call }` for `rpcCaller()` while its steps run (current-call.ts). */
   running: object | undefined;
-  /** Per value of its result that later calls pass on (pipelined): what platform state it holds (callee-references.ts). */
-  forbiddenIn?: Map<object, string | undefined>;
 }
 
 /**
