@@ -54,6 +54,21 @@ describe("heartbeat", () => {
     expect(rpcConnection(client).state).toBe("reconnecting");
     rpcConnection(client).close();
   });
+
+  it("with a `timeout` longer than `interval`, the ping after an answered one is due `interval` after the answer, not when `timeout` would have run out", async () => {
+    const client = scriptedClient({ heartbeat: { interval: 100, timeout: 1_000 } });
+    const socket = await opened(client);
+    await vi.advanceTimersByTimeAsync(100); // t = 100: quiet for `interval`
+    expect(socket.pings()).toBe(1);
+    await vi.advanceTimersByTimeAsync(10);
+    socket.deliver("\u001eQ"); // t = 110: the pong
+    await vi.advanceTimersByTimeAsync(99);
+    expect(socket.pings()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1); // t = 210: quiet for `interval` since the pong
+    expect(socket.pings(), "the second ping waited for the first one's `timeout` (t = 1100)").toBe(2);
+    expect(socket.closeCalls).toEqual([]);
+    rpcConnection(client).close();
+  });
 });
 
 describe("disposal", () => {

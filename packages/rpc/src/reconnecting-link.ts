@@ -221,14 +221,16 @@ export abstract class ReconnectingLink {
           this.transport.close(CloseCode.HeartbeatTimeout, "dorpc: no answer to heartbeat");
           return;
         }
-        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout - waited));
+        // Looked at again within `interval` too: once the answer is in, the next ping is due
+        // `interval` after it, not when a longer `timeout` would have run out.
+        this.heartbeatTimer = unref(setTimeout(tick, Math.min(hb.timeout - waited, hb.interval)));
         return;
       }
       const quiet = now - this.lastReceived;
       if (quiet >= hb.interval) {
         this.pingSentAt = now;
         this.transport.send(HEARTBEAT_PING);
-        this.heartbeatTimer = unref(setTimeout(tick, hb.timeout));
+        this.heartbeatTimer = unref(setTimeout(tick, Math.min(hb.timeout, hb.interval)));
         return;
       }
       this.heartbeatTimer = unref(setTimeout(tick, hb.interval - quiet));
