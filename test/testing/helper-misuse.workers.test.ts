@@ -1,10 +1,11 @@
 /**
  * @dorpc/testing misused on purpose: typed rejections (never synchronous throws) for what is not
- * a test client, messages that fit the client's state, defaults that fit Vitest's, and what
- * dropConnection does with the codes that say a frame was refused.
+ * a test client, messages that fit the client's state (waitForState's hint, evictObject's
+ * RUNTIME), defaults that fit Vitest's, and what dropConnection does with the codes that say a
+ * frame was refused.
  */
-import { rpcConnection } from "@dorpc/rpc";
-import { createTestClient, dropConnection, runAlarm, runInObject, TestingError, waitForState } from "@dorpc/testing";
+import { type RpcError, rpcConnection } from "@dorpc/rpc";
+import { createTestClient, dropConnection, evictObject, runAlarm, runInObject, TestingError, waitForState } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { failure, unique } from "./support.js";
@@ -81,5 +82,35 @@ describe("dropConnection with another close code", () => {
     );
     expect(error?.code).toBe("DISCONNECTED");
     expect(error?.message).toContain("1008");
+  });
+});
+
+describe("waitForState's hint when the client tried to connect and was refused", () => {
+  // States idle → connecting → idle: a call was made and its connection refused (401). The hint
+  // for a client that never tried ("only connects on a call") would send the user looking for a
+  // missing call; this one points at the refused connection.
+  it("says the connection was refused or failed, not that the client needs a call", async () => {
+    using client = createTestClient(env.BEARER, unique("wait-refused"), { reconnect: false });
+    const waiting = failure(waitForState(client, "open", { timeout: 1_000 }));
+    const call = failure(client.callerIdentity());
+    expect(((await call) as RpcError).code).toBe("CONNECT_FAILED");
+    const error = (await waiting) as TestingError;
+    expect(error.code).toBe("TIMEOUT");
+    expect(error.message).toContain("(states seen: idle → connecting → idle)");
+    expect(error.message).toContain("It tried to connect and is idle again: the connection was refused or failed");
+    expect(error.message).toContain("testConnection(client)");
+    expect(error.message).not.toContain("only connects on a call");
+  });
+});
+
+describe("evictObject's RUNTIME message", () => {
+  // The runtime's own message ends with a full stop; the helper's sentence must not double it.
+  it("quotes the runtime's reason as one sentence (no '..')", async () => {
+    const name = unique("evict-message");
+    using counter = createTestClient(env.COUNTER, name);
+    const error = (await failure(evictObject(counter))) as TestingError;
+    expect(error.code).toBe("RUNTIME");
+    expect(error.message).toContain(`Could not evict COUNTER/${name}: `);
+    expect(error.message).not.toContain("..");
   });
 });

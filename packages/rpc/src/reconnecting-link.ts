@@ -193,9 +193,9 @@ export abstract class ReconnectingLink {
     (this.reconnectTimer as { ref?: () => void } | undefined)?.ref?.();
   }
 
-  /** A connection that stays open for `resetAfter` ms resets the backoff. */
+  /** A connection that stays open for `resetAfter` ms resets the backoff (0: as it opens). */
   protected armStable(): void {
-    if (this.options.reconnect === false) {
+    if (this.options.reconnect === false || this.options.reconnect.resetAfter === 0) {
       this.attempt = 0;
       return;
     }

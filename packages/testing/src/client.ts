@@ -64,7 +64,19 @@ declare const objectType: unique symbol;
 export type TestClient<T> = RpcClient<T> & { readonly [objectType]: T };
 
 /** Test-friendly reconnection: no jittered 250 ms wait before each retry. Overridden by `options.reconnect`. */
-const TEST_RECONNECT = { initialDelay: 5, maxDelay: 200, jitter: 0 } as const;
+const TEST_RECONNECT = { initialDelay: 5, maxDelay: 200, jitter: 0, resetAfter: 0 } as const;
+
+/** `value` percent-encoded as one URL path segment; a lone surrogate cannot be, and is refused. */
+function segment(what: string, value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    throw new TestingError(
+      "BAD_OPTION",
+      `${what} ${JSON.stringify(value)} holds a lone surrogate (not well-formed Unicode), so it cannot be a URL path segment.`,
+    );
+  }
+}
 
 /** Checks that `value` has the methods of a `DurableObjectNamespace`. */
 function isNamespace(value: unknown): value is DurableObjectNamespace {
@@ -110,7 +122,7 @@ const NETWORK_OPTIONS = ["baseUrl", "WebSocket", "transport"] as const;
  * (`DurableObjectNamespace<Counter>`) or given: `createTestClient<Counter>(env.COUNTER, "room-1")`.
  * Like any dorpc client it connects on its first call; dispose it (`using`) at the end of the test.
  *
- * Reconnection defaults to `{ initialDelay: 5, maxDelay: 200, jitter: 0 }` so that tests do not
+ * Reconnection defaults to `{ initialDelay: 5, maxDelay: 200, jitter: 0, resetAfter: 0 }` so that tests do not
  * wait out production backoff; pass `reconnect` to test your own settings.
  *
  * ```ts
@@ -210,6 +222,12 @@ export function createTestClient<T>(
       cause: error,
     });
   }
+  if (worker && headers.has(IDENTITY_HEADER)) {
+    throw new TestingError(
+      "BAD_OPTION",
+      `options.headers cannot carry ${IDENTITY_HEADER} with options.worker: routeDORequest removes it from incoming requests, so the object would see no identity. Authenticate the way your Worker's onBeforeConnect hook expects (options.headers or options.query) and let it call withIdentity.`,
+    );
+  }
   if (identity !== undefined) {
     if (worker) {
       throw new TestingError(
@@ -234,7 +252,7 @@ export function createTestClient<T>(
     );
   }
   // The host is never resolved: the request goes to the stub (or the Worker) directly.
-  const url = `http://dorpc.test${typeof prefix === "string" ? prefix : DEFAULT_PREFIX}/${encodeURIComponent(binding)}/${encodeURIComponent(instance)}${query}`;
+  const url = `http://dorpc.test${typeof prefix === "string" ? prefix : DEFAULT_PREFIX}/${segment("options.binding", binding)}/${segment("The name", instance)}${query}`;
 
   // A fresh stub per connection attempt: once its object is reset (abortAllDurableObjects,
   // ctx.abort()) a stub stays broken, and the reconnect must reach the new instance.

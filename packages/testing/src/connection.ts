@@ -165,9 +165,11 @@ export function waitForState(client: TestClient<unknown>, state: ConnectionState
     });
     const timer = setTimeout(() => {
       const hint =
-        connection.state === "idle" && state === "open"
-          ? " An idle client only connects on a call or rpcConnection(client).waitForOpen()."
-          : "";
+        connection.state !== "idle" || state !== "open"
+          ? ""
+          : seen.includes("connecting") || seen.includes("reconnecting")
+            ? " It tried to connect and is idle again: the connection was refused or failed (a call made meanwhile failed with CONNECT_FAILED or DISCONNECTED, saying why; testConnection(client) shows the object's answer)."
+            : " An idle client only connects on a call or rpcConnection(client).waitForOpen().";
       done(
         new TestingError(
           "TIMEOUT",

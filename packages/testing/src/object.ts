@@ -65,7 +65,8 @@ export async function evictObject(client: TestClient<unknown>, options: EvictOpt
       }),
     ]);
   } catch (error) {
-    const message = String((error as Error)?.message ?? error);
+    // Its own sentence, whether or not the runtime's message ends with a full stop.
+    const message = String((error as Error)?.message ?? error).replace(/\.+$/, "");
     throw new TestingError(
       "RUNTIME",
       `Could not evict ${label(record)}: ${message}. The runtime refuses an object that is not running (make a call first) and waits while it runs a request (a call still in flight) or holds active references, such as sockets of an object served with hibernation: false (close its clients first: they cannot hibernate). The eviction may still happen once that ends.`,
