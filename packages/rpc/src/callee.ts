@@ -67,6 +67,12 @@ export interface CalleeConfig {
 
 const noop = () => {};
 
+/**
+ * How many of dorpc's own calls may run above `limits.maxPendingCalls`: a subscribe and an
+ * unsubscribe for each topic a connection may hold (topics.ts allows 32).
+ */
+const SYSTEM_CALL_ROOM = 64;
+
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
   protected readonly running = new Map<number, Incoming>();
@@ -141,7 +147,15 @@ export class Callee {
       }
       // Notifications still running are bounded apart from calls: refused because calls were
       // running, a client lost the events and broadcasts sent while the object's calls ran on it.
-      if (id === 0 ? this.notifying >= limits.maxPendingCalls : this.running.size + this.orphans >= limits.maxPendingCalls) {
+      // dorpc's own notifications (topic events) are not bounded by the app's: they run to the
+      // end at once, and one refused would be an event lost. dorpc's own calls (a subscribe, an
+      // unsubscribe) have room of their own above the app's calls: a client that has the most
+      // calls it may have waiting still gets its subscriptions back after a reconnect.
+      if (
+        id === 0
+          ? this.notifying >= limits.maxPendingCalls && !isSystem(envelope)
+          : this.running.size + this.orphans >= limits.maxPendingCalls + (isSystem(envelope) ? SYSTEM_CALL_ROOM : 0)
+      ) {
         releaseUnread(this.conn.imports, envelope[1]);
         const what = id === 0 ? "notifications are still running" : "calls are running";
         const error = new RpcError("LIMIT", `More than limits.maxPendingCalls (${limits.maxPendingCalls}) ${what} on this connection.`);
@@ -397,4 +411,10 @@ export class Callee {
 
 function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {
   return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
+}
+
+/** Whether a calls-frame envelope carries the System flag (dorpc's own call, see `CallFlags`). */
+function isSystem(envelope: unknown[]): boolean {
+  const flags = envelope[3];
+  return typeof flags === "number" && (flags & CallFlags.System) !== 0;
 }

@@ -146,7 +146,9 @@ export class Caller extends CallSettling implements CallMaker {
     if (refused) return failedCall(refused);
     if (options?.signal?.aborted) return failedCall(options.signal.reason);
     const { limits } = this.options;
-    if (this.pending.size >= limits.maxPendingCalls) {
+    // dorpc's own calls (a subscription's subscribe and unsubscribe) are not the app's to bound:
+    // refused, a subscription would end, or an unsubscribe be lost, because the app's calls wait.
+    if (this.pending.size >= limits.maxPendingCalls && base.kind !== "system") {
       return failedCall(
         new RpcError(
           "LIMIT",
