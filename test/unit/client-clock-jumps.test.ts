@@ -8,29 +8,14 @@
  * reconnects says about the reconnection, whose "the next in N ms" is read on the same clock: it
  * counted the first backoff as "0 reconnect attempt(s) have not succeeded".
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createRpcClient, httpTransport, rpcConnection, withCallOptions } from "../../packages/rpc/src/index.js";
 import { expectRpcError } from "./helpers.js";
-import { lastSocket, opened, ScriptedSocket, scriptedClient, track } from "./scripted-websocket.js";
+import { lastSocket, opened, ScriptedSocket, scriptedClient, track, withScriptedSockets } from "./scripted-websocket.js";
 
 const HOUR = 3_600_000;
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  // A first connection that fails is diagnosed over HTTP: answer at once, with nothing listening.
-  vi.stubGlobal(
-    "fetch",
-    vi.fn(async () => {
-      throw new TypeError("fetch failed");
-    }),
-  );
-});
-
-afterEach(() => {
-  ScriptedSocket.reset();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
+withScriptedSockets();
 
 /** The codes the client closed `socket` with. */
 const closeCodes = (socket: ScriptedSocket) => socket.closeCalls.map(([code]) => code);

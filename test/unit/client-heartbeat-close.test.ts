@@ -8,30 +8,15 @@
  * refuse elsewhere are in reconnect-heartbeat-options.test.ts. (The heartbeat's schedule is in
  * client-lifecycle.test.ts; with the system clock set, in client-clock-jumps.test.ts.)
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type RpcClientOptions, rpcConnection } from "../../packages/rpc/src/client.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import type { ConnectionState } from "../../packages/rpc/src/session.js";
 import { expectRpcError, expectThrowsCode } from "./helpers.js";
-import { lastSocket, opened, ScriptedSocket, scriptedClient, track } from "./scripted-websocket.js";
+import { lastSocket, opened, ScriptedSocket, scriptedClient, track, withScriptedSockets } from "./scripted-websocket.js";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  // A first connection that fails is diagnosed over HTTP: answer at once, with nothing listening.
-  vi.stubGlobal(
-    "fetch",
-    vi.fn(async () => {
-      throw new TypeError("fetch failed");
-    }),
-  );
-});
-
-afterEach(() => {
-  ScriptedSocket.reset();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
+withScriptedSockets();
 
 /** Pings after 1 s of quiet, closes 500 ms later when nothing answered. */
 const heartbeat = { interval: 1_000, timeout: 500 };

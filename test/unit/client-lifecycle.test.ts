@@ -8,28 +8,13 @@
  * transport (backoff, resetAfter, half-open connections) are in
  * reliability/client-faults.node.test.ts.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { rpcConnection } from "../../packages/rpc/src/client.js";
 import type { ConnectionState } from "../../packages/rpc/src/session.js";
 import { expectRpcError } from "./helpers.js";
-import { lastSocket, opened, ScriptedSocket, scriptedClient, track } from "./scripted-websocket.js";
+import { lastSocket, opened, ScriptedSocket, scriptedClient, track, withScriptedSockets } from "./scripted-websocket.js";
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  // A first connection that fails is diagnosed over HTTP: answer at once, with nothing listening.
-  vi.stubGlobal(
-    "fetch",
-    vi.fn(async () => {
-      throw new TypeError("fetch failed");
-    }),
-  );
-});
-
-afterEach(() => {
-  ScriptedSocket.reset();
-  vi.useRealTimers();
-  vi.unstubAllGlobals();
-});
+withScriptedSockets();
 
 describe("heartbeat", () => {
   it("pings after `interval` with nothing received (any received frame restarts the count) and closes with 4000 when a ping stays unanswered for `timeout`", async () => {

@@ -9,7 +9,7 @@ import { createRpcClient, type RpcClientOptions, rpcConnection } from "../../pac
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import type { WebSocketLike } from "../../packages/rpc/src/websocket-transport.js";
-import { vi } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
 
 type Listener = (event: never) => void;
 
@@ -147,4 +147,26 @@ export function track<T>(promise: PromiseLike<T>) {
     (error: unknown) => Object.assign(state, { settled: true, ok: false, value: error }),
   );
   return state;
+}
+
+/**
+ * The setting of a test file on scripted sockets: fake timers, and a `fetch` that finds nothing
+ * listening (a first connection that fails is diagnosed over HTTP: answered at once); the sockets
+ * made are forgotten after each test.
+ */
+export function withScriptedSockets(): void {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => {
+        throw new TypeError("fetch failed");
+      }),
+    );
+  });
+  afterEach(() => {
+    ScriptedSocket.reset();
+    vi.useRealTimers();
+    vi.unstubAllGlobals();
+  });
 }
