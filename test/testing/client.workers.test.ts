@@ -7,7 +7,7 @@ import { createTestClient, readStorage, testConnection, TestingError, type TestC
 import { SELF } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { failure, unique } from "./support.js";
+import { catching, failure, unique } from "./support.js";
 
 describe("reaching the object", () => {
   it("a name reaches namespace.idFromName(name): the same object native RPC reaches", async () => {
@@ -118,16 +118,6 @@ describe("options passed on to createRpcClient", () => {
     expect((error as RpcError).message).toBe((direct as RpcError).message);
   });
 });
-
-/** Runs `fn` and returns what it threw (fails the test if it did not throw). */
-function catching(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
 
 function badOption(fn: () => unknown, message: RegExp): void {
   const error = catching(fn);

@@ -20,17 +20,7 @@ import {
 import { SELF } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { failure, unique } from "./support.js";
-
-/** Runs `fn` and returns what it threw (fails the test if it did not throw). */
-function catching(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
+import { catching, failure, unique } from "./support.js";
 
 describe("evictObject", () => {
   it("two evictions at once both settle (a refused one with a TestingError); storage is intact", async () => {

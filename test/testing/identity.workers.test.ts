@@ -8,17 +8,7 @@ import { RpcError } from "@dorpc/rpc";
 import { createTestClient, testConnection, TestingError } from "@dorpc/testing";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { failure, unique } from "./support.js";
-
-/** Runs `fn` and returns what it threw (fails the test if it did not throw). */
-function catching(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
+import { catching, failure, unique } from "./support.js";
 
 describe("options.identity (readIdentityHeader)", () => {
   it("the object's rpcCaller() sees the identity, as JSON", async () => {

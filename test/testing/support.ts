@@ -16,3 +16,13 @@ export async function failure(promise: PromiseLike<unknown>): Promise<unknown> {
   }
   throw new Error("expected a rejection, but the promise resolved");
 }
+
+/** Runs `fn` and returns what it threw (fails the test if it did not throw). */
+export function catching(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
