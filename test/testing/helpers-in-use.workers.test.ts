@@ -166,6 +166,9 @@ describe("dropConnection when no connection is open", () => {
     off();
     expect(TestingError.is(error) && error.code).toBe("NOT_CONNECTED");
     expect((error as Error).message).toContain('state "connecting"');
+    // It is connecting already: the advice is to wait for it, not to make it connect.
+    expect((error as Error).message).toContain('await waitForState(client, "open")');
+    expect((error as Error).message).not.toContain("connects on its first call");
   });
 
   it('right after a drop: NOT_CONNECTED naming "reconnecting"; the client reconnects once', async () => {
@@ -175,6 +178,7 @@ describe("dropConnection when no connection is open", () => {
     const error = catching(() => dropConnection(counter));
     expect(TestingError.is(error) && error.code).toBe("NOT_CONNECTED");
     expect((error as Error).message).toContain('state "reconnecting"');
+    expect((error as Error).message).toContain('await waitForState(client, "open")');
     await waitForState(counter, "open");
     expect(await counter.increment()).toBe(2);
     expect(testConnection(counter).attempts).toHaveLength(2);

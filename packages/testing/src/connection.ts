@@ -73,7 +73,8 @@ export interface DropOptions {
  * `"reconnecting"`, or `"idle"` with `reconnect: false`).
  *
  * @throws {TestingError} `NOT_CONNECTED` when the client has no open connection (it connects on
- *   its first call; `await rpcConnection(client).waitForOpen()` connects it), `BAD_OPTION`.
+ *   its first call; `await rpcConnection(client).waitForOpen()` connects it; one being opened is
+ *   waited for with `waitForState(client, "open")`), `BAD_OPTION`.
  */
 export function dropConnection(client: TestClient<unknown>, options: DropOptions = {}): void {
   const record = recordOf(client, "dropConnection");
@@ -92,7 +93,9 @@ export function dropConnection(client: TestClient<unknown>, options: DropOptions
       "NOT_CONNECTED",
       state === "disposed"
         ? `dropConnection: the client of ${record.binding}/${record.instance} was disposed; it has no connection to drop. Make a new client.`
-        : `dropConnection: ${record.binding}/${record.instance} has no open connection to drop (state "${state}"). A client connects on its first call; await rpcConnection(client).waitForOpen() to connect it.`,
+        : state === "connecting" || state === "reconnecting"
+          ? `dropConnection: ${record.binding}/${record.instance} has no open connection to drop yet (state "${state}"): await waitForState(client, "open") (or rpcConnection(client).waitForOpen()) first.`
+          : `dropConnection: ${record.binding}/${record.instance} has no open connection to drop (state "${state}"). A client connects on its first call; await rpcConnection(client).waitForOpen() to connect it.`,
     );
   }
 }
