@@ -5,7 +5,7 @@
  * shape close the connection.
  */
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { SessionVictim } from "./session-objects.js";
 import { call, calls, MARK, openRaw, routeUrl, type RawConnection } from "./raw.js";
 
@@ -116,14 +116,17 @@ describe("cancels", () => {
     const name = uniqueName("cancel-slots");
     const conn = await openRaw(url(name));
     try {
-      conn.send(calls(Array.from({ length: 1024 }, (_, i) => [i + 1, ["park", [0]]])));
-      await roundTrip(conn, 5000);
+      conn.send(calls(Array.from({ length: 1024 }, (_, i) => [i + 1, ["hold", [0]]])));
+      // A frame's calls start one event apart once the first awaits (call-turns.ts): all of them run.
+      await vi.waitFor(async () => expect(await runInDurableObject(stubOf(name), (instance: SessionVictim) => instance.runs)).toBe(1024), {
+        timeout: 10_000,
+      });
       conn.send(`${MARK}K${JSON.stringify(Array.from({ length: 1024 }, (_, i) => i + 1))}`);
-      // The 1,024 parked calls ignore their signal: they are still running.
+      // The 1,024 holding calls ignore their signal: they are still running.
       conn.send(calls(Array.from({ length: 8 }, (_, i) => [6000 + i, ["record", [0]]])));
       const reply = await conn.reply(6000);
       expect(reply.slice(0, 3), JSON.stringify(reply)).toEqual([6000, 3, "LIMIT"]);
-      await runInDurableObject(stubOf(name), (instance: SessionVictim) => instance.release());
+      await runInDurableObject(stubOf(name), (instance: SessionVictim) => instance.freeHolds());
     } finally {
       conn.close();
     }

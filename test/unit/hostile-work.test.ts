@@ -4,7 +4,7 @@
  * answers are written as one batch. The real dispatcher (and a real DeliveryRecord on
  * node:sqlite) fed raw frames through the paired transport's `inject`.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TransportHandler } from "../../packages/rpc/src/index.js";
 import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
@@ -110,7 +110,8 @@ describe("a cancel frame's work (delivery-running.ts)", () => {
     const { conn } = serverOnly(target, records);
     conn.inject(helloFrame(SESSION, 0));
     conn.inject(callsFrame(Array.from({ length: 1024 }, (_, i) => [i + 1, ["park", [0]]])));
-    expect(target.parked).toBe(1024);
+    // The frame's calls start one turn apart once the first awaits (call-turns.ts).
+    await vi.waitFor(() => expect(target.parked).toBe(1024));
     const ids = Array.from({ length: 2000 }, () => 999_999);
     const steps = countMapSteps(() => conn.inject(`${MARK}K${JSON.stringify(ids)}`));
     // Linear would be a few steps per id at most (plus one walk of the running calls).

@@ -225,15 +225,16 @@ describe("the record around a method's own writes", () => {
     const s = sessionId();
     const first = await openSocket("COUNTER", name);
     first.send(hello(s, 0));
+    // One frame: call 2 runs and is answered first, and call 1 opens its transaction in the same
+    // event, before the record writes call 2's answer (it writes after the frame's calls started).
     first.send(
       calls([
-        [1, ["recordRolledBack", [0]]],
         [2, ["recordBump", [0]]],
+        [1, ["recordRolledBack", [0]]],
       ]),
     );
     expect(await first.reply(2)).toEqual([2, 0, 1]);
     expect(JSON.stringify(await first.reply(1))).toContain("rolled back on purpose");
-    // Call 2 (of the same frame) was answered first, while call 1's transaction was still open.
     expect(first.messages.map((m) => String(m).slice(0, 6))).toEqual(["\u001eR[[2,", "\u001eR[[1,"]);
     await first.close(4100);
     const second = await openSocket("COUNTER", name);

@@ -24,9 +24,10 @@ import type { ReferenceResolver } from "./decoder.js";
 import { isWireId, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { Incoming } from "./incoming-call.js";
-import { type DataGuard, makeStub, proxyInfo, readFrom, type StubHolder } from "./proxy.js";
-import { pipelinedCopy } from "./pipelined-copy.js";
-import { checkReference, releaseExports } from "./references.js";
+import { type DataGuard, followData, makeStub, proxyInfo, type StubHolder } from "./proxy.js";
+import type { RpcLimits } from "./limits.js";
+import { type CopyEnv, pipelinedCopy, RELEASED_IN_RESULT } from "./pipelined-copy.js";
+import { checkReference, type ImportTable, releaseExports } from "./references.js";
 import { refuse } from "./refusals.js";
 import { RpcTarget } from "./rpc-target.js";
 
@@ -63,7 +64,7 @@ export function dependency(id: unknown, byId: Map<number, Incoming> | undefined)
  * What the reference records of one call's arguments stand for, once the call runs (validated
  * when its frame was read). A class, not closures made per call.
  */
-export class ArgumentRefs implements ReferenceResolver {
+export class ArgumentRefs implements ReferenceResolver, CopyEnv {
   /** Payloads of the EXPORT records built so far (a build that fails gives back the others). */
   built: Set<unknown> | undefined;
   /** Pipelined values and their copies. */
@@ -76,6 +77,26 @@ export class ArgumentRefs implements ReferenceResolver {
   ) {}
 
   validate(): void {}
+
+  // What copying a pipelined value needs (pipelined-copy.ts): this object, not closures per call.
+  get imports(): ImportTable {
+    return this.conn.imports;
+  }
+  get limits(): Readonly<RpcLimits> {
+    return this.call.ctx.limits;
+  }
+  get forbidden(): ReadonlyMap<object, string> | undefined {
+    return this.config.forbidden;
+  }
+  isPlatformState(value: unknown): boolean {
+    return this.config.isPlatformState(value);
+  }
+  /** This call's own holder of a stub, released when it ends, as an argument's stub is. */
+  borrow(holder: StubHolder): object {
+    const stub = makeStub(holder.maker, holder.entry, holder.imports);
+    (this.call.borrowed ??= []).push(proxyInfo(stub) as StubHolder);
+    return stub;
+  }
 
   build(type: number, payload: unknown): unknown {
     const { conn, call } = this;
@@ -95,17 +116,26 @@ export class ArgumentRefs implements ReferenceResolver {
     const [id, ...path] = payload as [number, ...string[]];
     const dep = call.deps!.find((d) => d.id === id)!;
     const value = (dep.outcome as { value: unknown }).value;
-    const found = path.length === 0 ? value : readFrom(conn.caller, value, path, 0, undefined, this.config);
+    // Through plain data only: a path that reaches a stub with names left would make a call on
+    // it, which a pipelined argument never does (a round trip could not read it either).
+    let found = value;
+    if (path.length > 0) {
+      const at = followData(value, path, 0, this.config.label, this.config.isPlatformState);
+      if (at.index < path.length) {
+        refuse(
+          new RpcError(
+            "NOT_FOUND",
+            `A pipelined argument's path reaches a stub at "${path[at.index - 1] ?? "(the result)"}" and cannot read "${path[at.index]}" through it: pass the stub itself, or await the result first.`,
+          ),
+        );
+      }
+      found = at.value;
+    }
     // Nothing a round trip could not give, and nothing more than a copy of it (pipelined-copy.ts);
     // one copy per value however many records of the call name it, as a round trip would alias it.
     const copies = (this.copies ??= new Map());
     if (copies.has(found)) return copies.get(found);
-    const copy = pipelinedCopy(found, {
-      imports: conn.imports,
-      limits: call.ctx.limits,
-      forbidden: this.config.forbidden,
-      isPlatformState: this.config.isPlatformState,
-    });
+    const copy = pipelinedCopy(found, this);
     copies.set(found, copy);
     return copy;
   }
@@ -155,7 +185,10 @@ export function referResult(
     exported.push(entry.id);
     return [RefRecord.Export, [entry.id, entry.kind]];
   }
-  if (info.kind === "stub" && info.imports === conn.imports && !info.entry.ended) return [RefRecord.Return, info.entry.id];
+  if (info.kind === "stub" && info.imports === conn.imports) {
+    if (!info.entry.ended) return [RefRecord.Return, info.entry.id];
+    throw new RpcError("RELEASED", RELEASED_IN_RESULT);
+  }
   throw new RpcError(
     "ENCODE",
     info.kind === "stub"

@@ -38,6 +38,7 @@ import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
 import { buildArguments, type FrameState, frameReferences, type PipelineConfig } from "./callee-references.js";
 import { releaseUnbuilt, releaseUnread } from "./references.js";
+import { microtask } from "./timers.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -189,7 +190,11 @@ export class Callee {
       parsed.push(call);
     }
     for (const call of parsed) this.schedule(call);
+    this.frameScheduled();
   }
+
+  /** Every call of the frame read last was scheduled (the server ends the frame's turn). */
+  protected frameScheduled(): void {}
 
   /**
    * Whether `call` may run here; when not, it is answered (and settled, for calls that pipeline
@@ -334,14 +339,15 @@ export class Callee {
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
-    // After the reply: a stub the call borrowed and returned goes back before its release.
-    if (call.borrowed) {
-      for (const holder of call.borrowed) {
-        if (!holder.disposed) holder.callEnded = true;
-        releaseHolder(holder);
-      }
-    }
     if (waiters) for (const fn of waiters) fn();
+    // After the reply: a stub the call borrowed and returned goes back before its release. When
+    // later calls of its frame pass its result on, a turn later: they start in this turn (now,
+    // or as the frame's calls are scheduled) and take holders of their own first
+    // (pipelined-copy.ts), as a round trip's new reference would be theirs.
+    if (call.borrowed) {
+      if (call.referenced) microtask(() => releaseBorrowed(call));
+      else releaseBorrowed(call);
+    }
     this.ended(call);
   }
 
@@ -417,4 +423,12 @@ function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["
 function isSystem(envelope: unknown[]): boolean {
   const flags = envelope[3];
   return typeof flags === "number" && (flags & CallFlags.System) !== 0;
+}
+
+/** Ends the holders of the stubs `call` received as arguments (not kept with `dup()`). */
+function releaseBorrowed(call: Incoming): void {
+  for (const holder of call.borrowed!) {
+    if (!holder.disposed) holder.callEnded = true;
+    releaseHolder(holder);
+  }
 }

@@ -39,8 +39,10 @@ export interface RpcServerOptions {
   /**
    * `"concurrent"` (default): each call starts as soon as it arrives (in the order sent) and
    * interleaves with others at its `await`s, as native Durable Object calls do; a slow call does
-   * not hold back the ones after it. `"sequential"`: calls from one connection run one after
-   * another, even when a call awaits I/O (a cancelled call stops holding the others back).
+   * not hold back the ones after it. Calls of one frame start as separate native calls would:
+   * after one that awaits, the next in a later event, which the input gate holds while a storage
+   * operation is pending. `"sequential"`: calls from one connection run one after another, even
+   * when a call awaits I/O (a cancelled call stops holding the others back).
    */
   ordering?: "sequential" | "concurrent";
   /**

@@ -15,7 +15,7 @@
  *
  * Internal module.
  */
-import { CallFlags, FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, ReplyStatus } from "./envelopes.js";
+import { CallFlags, FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, RefRecord, ReplyStatus, ValueTag } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
 import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import {
@@ -192,12 +192,18 @@ class HttpTransport implements RpcTransport {
     // endpoint could send any amount); frames of a list are delivered as each arrives whole.
     const max = bodyBytesFor(this.handler.limits?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes);
     let over: number | undefined;
+    // Whether the object's release of what the request passed by reference came back.
+    let released = false;
+    const take = (answer: WireFrame): void => {
+      if ((typeof answer === "string" ? answer.charCodeAt(1) : answer[1]) === FrameKind.Release) released = true;
+      this.deliver(answer);
+    };
     try {
-      if (type === FRAMES_TYPE) over = await readFrameList(response.body, max, (bytes) => this.deliver(frameOf(bytes)));
+      if (type === FRAMES_TYPE) over = await readFrameList(response.body, max, (bytes) => take(frameOf(bytes)));
       else {
         const bytes = await readLimited(response.body, max);
         if (bytes === undefined) over = max + 1;
-        else this.deliver(frameOf(bytes));
+        else take(frameOf(bytes));
       }
     } catch (error) {
       // Cut on the way, or labelled as frames but garbled: a lost answer (the calls not answered yet are resent).
@@ -211,27 +217,35 @@ class HttpTransport implements RpcTransport {
       // later. Replies to the calls that were answered are ignored. When no call of this client
       // waits at all (the common case), none of this request's does: its frame is not read again.
       if (this.handler.pendingCount === 0) return;
-      this.failCalls(frame, {
-        code: "DISCONNECTED",
-        message: `The answer from ${this.url} ended without an answer to this call; it may have run.`,
-      });
+      this.failCalls(
+        frame,
+        { code: "DISCONNECTED", message: `The answer from ${this.url} ended without an answer to this call; it may have run.` },
+        released,
+      );
       return;
     }
     if (!this.closed) {
       // The calls ran; an answer that cannot be read is not sent again (as over a socket).
-      this.failCalls(frame, {
-        code: "LIMIT",
-        message: `The answer from ${this.url} carried a frame of ${over > max ? `more than ${max}` : over} bytes, more than this client's limits.maxMessageBytes allows: the call ran, but its answer could not be read, and it is not sent again. Raise that limit or return less.`,
-      });
+      this.failCalls(
+        frame,
+        {
+          code: "LIMIT",
+          message: `The answer from ${this.url} carried a frame of ${over > max ? `more than ${max}` : over} bytes, more than this client's limits.maxMessageBytes allows: the call ran, but its answer could not be read, and it is not sent again. Raise that limit or return less.`,
+        },
+        released,
+      );
     }
   }
 
   /**
    * The request was refused or never sent: each call it carried fails with that error — but a
    * resend (Retry flag) went out on an earlier request too, which may have run it: it fails
-   * `DISCONNECTED` (it may have run), never "nothing was sent".
+   * `DISCONNECTED` (it may have run), never "nothing was sent". Unless the object's release of
+   * what the request passed by reference came back (`released`: it ends every request it read
+   * with one), those functions and objects are given back here as the object would have:
+   * nothing holds them, and they would count against `maxExports` for the client's whole life.
    */
-  private failCalls(frame: WireFrame, error: { code: string; message: string }): void {
+  private failCalls(frame: WireFrame, error: { code: string; message: string }, released = false): void {
     let calls: unknown[][] = [];
     try {
       // Our own frame, read whatever its size: the refusal may be of a frame over the defaults.
@@ -253,6 +267,10 @@ class HttpTransport implements RpcTransport {
         : [call[0], ReplyStatus.Failed, code, error.message],
     );
     this.deliver(`\u001eR${JSON.stringify(replies)}`);
+    if (!released) {
+      const held = exportsIn(calls);
+      if (held.size > 0) this.deliver(`\u001eX${JSON.stringify([...held])}`);
+    }
   }
 
   private deliver(data: IncomingData): void {
@@ -341,4 +359,23 @@ function neverSent(error: unknown): string | undefined {
     if (typeof e.code === "string" && UNREACHED.has(e.code)) return e.code;
   }
   return undefined;
+}
+
+/** The references (EXPORT records) the calls of one of this client's frames carry: id → count. */
+function exportsIn(calls: readonly unknown[][]): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const call of calls) {
+    const chain = call[1];
+    if (!Array.isArray(chain)) continue;
+    for (const step of chain) {
+      // A step's arguments as a record table: `[ValueTag.Records, table]`.
+      if (!Array.isArray(step) || step[0] !== ValueTag.Records || !Array.isArray(step[1])) continue;
+      for (const record of step[1] as unknown[]) {
+        if (!Array.isArray(record) || record[0] !== RefRecord.Export || !Array.isArray(record[1])) continue;
+        const id = record[1][0] as number;
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+  }
+  return counts;
 }

@@ -5,7 +5,8 @@
  *  - Plain data arrives as a copy, as it does after a round trip: a method cannot change the
  *    state of another through a value that only a getter or a return handed out.
  *  - What travels by reference is what the caller would have sent back: this end's own functions
- *    and `RpcTarget`s (which come back as themselves), and stubs of the same connection. A stub of
+ *    and `RpcTarget`s (which come back as themselves), and stubs of the same connection (a holder
+ *    of the call's own, released when it ends, as an argument's stub is). A stub of
  *    another connection (another client's function a method kept) could not be returned to this
  *    caller, so it cannot be passed on its behalf either: `ENCODE`, as the result itself would be.
  *  - Anything a result cannot carry (a class instance, the object's storage, its env or ctx) is
@@ -23,8 +24,12 @@ import { RefRecord, ValueTag, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { ImportTable } from "./references.js";
 import type { RpcLimits } from "./limits.js";
-import { proxyInfo } from "./proxy.js";
+import { proxyInfo, type StubHolder } from "./proxy.js";
 import { RpcTarget } from "./rpc-target.js";
+
+/** A stub of this connection that was released, met in a value being sent. */
+export const RELEASED_IN_RESULT =
+  "A result holds a stub that was released (disposed, or an argument whose call ended): dup() it to keep it past its call.";
 
 /** What copying needs to know of the end that runs the call. */
 export interface CopyEnv {
@@ -35,6 +40,8 @@ export interface CopyEnv {
   readonly forbidden: ReadonlyMap<object, string> | undefined;
   /** Values never stepped into or sent (the object itself, its env, its ctx). */
   isPlatformState(value: unknown): boolean;
+  /** A stub of this connection for the call being built, held as long as it runs. */
+  borrow(holder: StubHolder): object;
 }
 
 /** `value` as a round trip would hand it to a method. Throws `RpcError` `ENCODE`. */
@@ -46,15 +53,18 @@ export function pipelinedCopy(value: unknown, env: CopyEnv): unknown {
     const info = proxyInfo(v);
     if (!info) {
       if (env.isPlatformState(v) || (typeof v !== "function" && !(v instanceof RpcTarget))) return undefined;
-    } else if (info.kind !== "stub" || info.imports !== env.imports || info.entry.ended) {
-      throw new RpcError(
-        "ENCODE",
-        info.kind === "stub"
-          ? "A result passed on as an argument (pipelined) holds a stub of another connection: it could not be returned to this caller, so it cannot be passed on its behalf."
-          : "A result passed on as an argument (pipelined) holds a pending remote call: await it in the method that returns it.",
-      );
+      return [RefRecord.Return, kept.push(v) - 1];
     }
-    return [RefRecord.Return, kept.push(v) - 1];
+    if (info.kind === "stub" && info.imports === env.imports) {
+      if (info.entry.ended) throw new RpcError("RELEASED", RELEASED_IN_RESULT);
+      return [RefRecord.Return, kept.push(env.borrow(info)) - 1];
+    }
+    throw new RpcError(
+      "ENCODE",
+      info.kind === "stub"
+        ? "A result passed on as an argument (pipelined) holds a stub of another connection: it could not be returned to this caller, so it cannot be passed on its behalf."
+        : "A result passed on as an argument (pipelined) holds a pending remote call: await it in the method that returns it.",
+    );
   };
   const ctx: EncodeContext = {
     blobs: [],

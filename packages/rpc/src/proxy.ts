@@ -21,7 +21,7 @@
 import { isNameAllowed, isPlainData, notFound, readDataProperty } from "./access.js";
 import { RpcError } from "./errors.js";
 import { bounded, type CallOptions } from "./call-options.js";
-import type { Base, OutgoingCall } from "./outgoing-call.js";
+import { type Base, type OutgoingCall, thenable, unawaitable } from "./outgoing-call.js";
 import type { ImportEntry, ImportTable } from "./references.js";
 
 /** What proxies need from the end they call through (a client session, or a server connection). */
@@ -231,7 +231,13 @@ function readPath(info: PathInfo, options: CallOptions | undefined): Promise<unk
   // A path on a result that left earlier: wait for it, then read the path from it — locally for
   // plain data, by a call for a stub it contains. This read's own options bound the wait.
   if (options?.signal?.aborted) return Promise.reject(options.signal.reason);
-  const read = call.promise.then((value) => readFrom(maker, value, path, 0, options));
+  const read = call.promise.then((value) => {
+    const found = readFrom(maker, value, path, 0, options);
+    // Returned bare from here, a `{ then: <the peer's function> }` in the result would be adopted:
+    // its `then` called with this end's settle functions, as a call's answer never is.
+    if (!(found instanceof Promise) && thenable(found)) throw unawaitable();
+    return found;
+  });
   return options ? bounded(read, options, maker.label) : read;
 }
 
@@ -282,11 +288,17 @@ export function followData(
       isPlainData(value) &&
       isNameAllowed(name) &&
       !isPlatformState?.(value) &&
-      readDataProperty(value, name);
+      (readDataProperty(value, name) ?? stubProperty(value, name));
     if (!found) throw notFound(name, label);
     value = found.value;
   }
   return { value, index: i };
+}
+
+/** An own data property of `value` that holds a stub (a function to `readDataProperty`): the walk stops there. */
+function stubProperty(value: object, name: string): { value: unknown } | undefined {
+  const desc = Object.getOwnPropertyDescriptor(value, name);
+  return desc && "value" in desc && stubHolder(desc.value) ? { value: desc.value } : undefined;
 }
 
 /** `[Symbol.dispose]` of a call handle: disposes the stubs of its result, now or when it arrives. */

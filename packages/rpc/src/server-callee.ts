@@ -11,6 +11,7 @@
  *
  * Internal module.
  */
+import { CallTurns } from "./call-turns.js";
 import { memberFunction } from "./access.js";
 import { Callee, type CalleeConfig } from "./callee.js";
 import type { Incoming } from "./incoming-call.js";
@@ -59,6 +60,10 @@ export class ServerCallee extends Callee {
   /** Sequential ordering: the call that is awaiting, and the ones held behind it. */
   private active: Incoming | undefined;
   private held: Incoming[] = [];
+  /** Concurrent ordering: a frame's calls start as native calls would (call-turns.ts). */
+  private readonly turns = new CallTurns((call) => this.startNow(call));
+  /** The call that last went async (`busy`). */
+  private lastBusy: Incoming | undefined;
   /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
   private gates: Map<Incoming, Promise<void>> | undefined;
   /** Calls whose gate is open: waiting for their twin's run to end. */
@@ -240,11 +245,26 @@ export class ServerCallee extends Callee {
   // ---------------------------------------------------------------------------------------------
 
   protected override schedule(call: Incoming): void {
-    if (this.server.sequential && (this.active || this.held.length)) {
+    if (!this.server.sequential) {
+      this.turns.add(call);
+      return;
+    }
+    if (this.active || this.held.length) {
       this.held.push(call);
       return;
     }
     this.start(call);
+  }
+
+  protected override frameScheduled(): void {
+    this.turns.endTurn();
+  }
+
+  /** Starts `call`; whether it went async (concurrent ordering, see call-turns.ts). */
+  private startNow(call: Incoming): boolean {
+    this.lastBusy = undefined;
+    this.start(call);
+    return this.lastBusy === call;
   }
 
   protected override start(call: Incoming): void {
@@ -261,12 +281,17 @@ export class ServerCallee extends Callee {
       this.waiting!.delete(call);
       if (this.active === call) this.active = undefined;
       // Cancelled while it waited: never admitted (it would hold the record's entry for its id).
-      if (!call.cancelled && this.admit(call, true)) this.start(call);
-      else this.finishSkipped(call);
+      if (!call.cancelled && this.admit(call, true)) {
+        this.start(call);
+        // Ended at once (a synchronous method): `ended` saw no active call to drain behind.
+        if (!this.active) this.drain();
+      } else this.finishSkipped(call);
     });
   }
 
   protected override busy(call: Incoming): void {
+    // Only a call that ran and awaits (not one waiting for a call it pipelines on).
+    if (call.started) this.lastBusy = call;
     if (this.server.sequential) this.active = call;
   }
 
@@ -337,6 +362,7 @@ export class ServerCallee extends Callee {
   }
 
   override close(peerMayReturn = false, peerDone = false): void {
+    this.turns.clear();
     this.held = [];
     this.active = undefined;
     this.gates = undefined;
