@@ -42,8 +42,17 @@ export class CallTurns {
   private timer: Turn | undefined;
   private readonly nextBound = () => this.next();
 
-  /** `start` starts a call and says whether it went async (is waiting for something). */
-  constructor(private readonly start: (call: Incoming) => boolean) {}
+  constructor(
+    /** Starts a call and says whether it went async (is waiting for something). */
+    private readonly start: (call: Incoming) => boolean,
+    /** Every call that waited here has started. */
+    private readonly drained: () => void,
+  ) {}
+
+  /** Whether no call waits here for its turn. */
+  get idle(): boolean {
+    return this.queue === undefined || (this.queue.length === 0 && this.timer === undefined);
+  }
 
   /** Starts `call` now, or in a later turn behind the calls that wait. */
   add(call: Incoming): void {
@@ -74,6 +83,7 @@ export class CallTurns {
         return;
       }
     }
+    this.drained();
   }
 
   /** The connection ended: nothing more starts. */

@@ -38,7 +38,6 @@ import type { RpcLimits } from "./limits.js";
 import { releaseHolder } from "./proxy.js";
 import { buildArguments, type FrameState, frameReferences, type PipelineConfig } from "./callee-references.js";
 import { releaseUnbuilt, releaseUnread } from "./references.js";
-import { microtask } from "./timers.js";
 
 /** How one end serves the calls it receives. */
 export interface CalleeConfig {
@@ -180,7 +179,12 @@ export class Callee {
         if (body.length > 1) (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));
         continue;
       }
-      if (call.deps) for (const dep of call.deps) dep.referenced = true;
+      if (call.deps) {
+        for (const dep of call.deps) {
+          dep.referenced = true;
+          dep.dependents = (dep.dependents ?? 0) + 1;
+        }
+      }
       if (id > 0) {
         this.running.set(id, call);
         // Only a later call of the frame can pipeline on it: a frame of one needs no index.
@@ -213,8 +217,26 @@ export class Callee {
     return false;
   }
 
+  /**
+   * `call` has taken what it uses from the calls it pipelines on (its arguments are built), or
+   * never will (it settled without running): the last of a call's dependents lets its borrowed
+   * stubs go. Once per call.
+   */
+  protected usedDeps(call: Incoming): void {
+    if (call.depsUsed || !call.deps) return;
+    call.depsUsed = true;
+    for (const dep of call.deps) {
+      dep.dependents = (dep.dependents ?? 1) - 1;
+      if (dep.dependents === 0 && dep.releaseLater) {
+        dep.releaseLater = false;
+        releaseBorrowed(dep);
+      }
+    }
+  }
+
   /** Answers `call` with `error` without running it. */
   protected refuseCall(call: Incoming, error: RpcError): void {
+    this.usedDeps(call);
     releaseUnbuilt(this.conn.imports, call.steps);
     this.running.delete(call.id);
     call.settled = true;
@@ -275,6 +297,7 @@ export class Callee {
     try {
       cursor = this.startingPoint(call);
       buildArguments(this.conn, call, this.pipeline);
+      this.usedDeps(call);
       this.entering(call);
       value = runSteps(cursor, call.steps, 0, this.env, this.enter, this.leave, call);
     } catch (error) {
@@ -339,13 +362,14 @@ export class Callee {
     } else if (call.id === 0 && !outcome.ok) {
       this.config.onNotificationError(outcome.error);
     }
+    this.usedDeps(call);
     if (waiters) for (const fn of waiters) fn();
-    // After the reply: a stub the call borrowed and returned goes back before its release. When
-    // later calls of its frame pass its result on, a turn later: they start in this turn (now,
-    // or as the frame's calls are scheduled) and take holders of their own first
-    // (pipelined-copy.ts), as a round trip's new reference would be theirs.
+    // After the reply: a stub the call borrowed and returned goes back before its release — once
+    // the later calls of its frame that pass its result on have taken holders of their own
+    // (pipelined-copy.ts), as a round trip's new reference would be theirs; they may start in a
+    // later event (call-turns.ts, sequential ordering).
     if (call.borrowed) {
-      if (call.referenced) microtask(() => releaseBorrowed(call));
+      if ((call.dependents ?? 0) > 0) call.releaseLater = true;
       else releaseBorrowed(call);
     }
     this.ended(call);
@@ -382,6 +406,7 @@ export class Callee {
   private settleUnstarted(call: Incoming): void {
     if (call.settled) return;
     call.settled = true;
+    this.usedDeps(call);
     releaseUnbuilt(this.conn.imports, call.steps);
     call.outcome = { ok: false, error: cancelledReason() };
     const waiters = call.waiters;

@@ -34,6 +34,15 @@ export interface Incoming {
   /** Kept when a later call of the frame pipelines on it. */
   outcome: Outcome | undefined;
   referenced: boolean;
+  /**
+   * Calls of its frame that pipeline on it and have not yet taken from its result what they
+   * pass on (their argument tables built): its borrowed stubs are released only once none is left.
+   */
+  dependents?: number;
+  /** It ended while `dependents` were left: its borrowed stubs are released with the last of them. */
+  releaseLater?: boolean;
+  /** It has taken what it uses from the calls it pipelines on, or never will (callee.ts `usedDeps`). */
+  depsUsed?: boolean;
   /** Run when it settles (dependents). */
   waiters: (() => void)[] | undefined;
   /** Stubs made for its arguments, released when it ends. */

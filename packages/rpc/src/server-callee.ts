@@ -11,22 +11,20 @@
  *
  * Internal module.
  */
-import { CallTurns } from "./call-turns.js";
 import { memberFunction } from "./access.js";
+import { CallTurns } from "./call-turns.js";
 import { Callee, type CalleeConfig } from "./callee.js";
 import type { Incoming } from "./incoming-call.js";
-import { decodeContext, fromRecords, readValue } from "./codec.js";
 import type { Connection } from "./connection.js";
 import { type RunningCall, swapCurrent } from "./current-call.js";
 import type { Decision } from "./delivery.js";
 import type { Unbuilt } from "./delivery-batches.js";
 import { CallFlags, FrameKind, ReplyStatus } from "./envelopes.js";
-import { RpcError } from "./errors.js";
-import { readFrame, type WireFrame, writeFrame } from "./frame.js";
-import type { RpcLimits } from "./limits.js";
-import { asRpcError, failure, type Outcome, type Reply } from "./replies.js";
-import { ownError } from "./refusals.js";
+import type { RpcError } from "./errors.js";
+import { type WireFrame, writeFrame } from "./frame.js";
+import type { Reply } from "./replies.js";
 import { releaseUnbuilt } from "./references.js";
+import { sendStored, storedOutcome } from "./stored-replies.js";
 import { methodSpec } from "./rpc-method.js";
 
 /** What the callee needs of the delivery record (delivery.ts). */
@@ -61,7 +59,10 @@ export class ServerCallee extends Callee {
   private active: Incoming | undefined;
   private held: Incoming[] = [];
   /** Concurrent ordering: a frame's calls start as native calls would (call-turns.ts). */
-  private readonly turns = new CallTurns((call) => this.startNow(call));
+  private readonly turns = new CallTurns(
+    (call) => this.startNow(call),
+    () => this.checkIdle(),
+  );
   /** The call that last went async (`busy`). */
   private lastBusy: Incoming | undefined;
   /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
@@ -91,14 +92,17 @@ export class ServerCallee extends Callee {
     if (records) conn.outbox.afterAll = () => records.flushDue();
   }
 
-  /** Resolves once no call with an id is running or waiting (an HTTP batch answers then). */
+  /**
+   * Resolves once no call with an id is running or waiting, and nothing waits for its turn (an
+   * HTTP batch answers then).
+   */
   whenIdle(): Promise<void> {
-    if (this.running.size === 0) return Promise.resolve();
+    if (this.running.size === 0 && this.turns.idle) return Promise.resolve();
     return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
   private checkIdle(): void {
-    if (this.running.size > 0 || !this.idleWaiters) return;
+    if (this.running.size > 0 || !this.turns.idle || !this.idleWaiters) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = undefined;
     for (const resolve of waiters) resolve();
@@ -156,6 +160,7 @@ export class ServerCallee extends Callee {
   private replay(call: Incoming, frame: WireFrame): void {
     queueMicrotask(() => this.checkIdle());
     releaseUnbuilt(this.conn.imports, call.steps); // what the resend handed out again is not used
+    this.usedDeps(call);
     this.running.delete(call.id);
     call.settled = true;
     call.started = true;
@@ -373,37 +378,5 @@ export class ServerCallee extends Callee {
     // frame, and comes back to resend.)
     const session = this.conn.session;
     if (peerDone && session && this.server.ownsSession) this.server.records?.cancel(session);
-  }
-}
-
-/**
- * Sends a frame stored earlier (a recorded reply) after everything queued: a text frame joins the
- * outbox, a binary one goes whole in its place (behind a reply still reading its Blob, too).
- */
-function sendStored(conn: Connection, frame: WireFrame): void {
-  if (typeof frame === "string") conn.outbox.add(frame.charCodeAt(1), frame.slice(3, -1));
-  else conn.outbox.addFrame(frame);
-}
-
-/** The outcome carried by a stored reply frame (for calls that pipeline on a replayed call). */
-function storedOutcome(frame: WireFrame, limits: RpcLimits): Outcome {
-  try {
-    const parsed = readFrame(frame, limits);
-    const reply = (parsed?.body as unknown[][] | undefined)?.[0];
-    if (!parsed || !reply) throw new RpcError("INTERNAL", "A stored reply could not be read.");
-    const ctx = decodeContext(parsed.blobs, limits);
-    if (reply.length === 1) return { ok: true, value: undefined };
-    switch (reply[1]) {
-      case ReplyStatus.OkJson:
-      case ReplyStatus.OkRecords:
-      case ReplyStatus.OkBytes:
-        return { ok: true, value: readValue(reply[1], reply[2], ctx) };
-      case ReplyStatus.Threw:
-        return { ok: false, error: fromRecords(reply[2], ctx) };
-      default:
-        return { ok: false, error: ownError(failure(reply[2], reply[3], reply[4], undefined)) };
-    }
-  } catch (error) {
-    return { ok: false, error: ownError(asRpcError(error)) };
   }
 }
