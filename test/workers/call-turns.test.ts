@@ -6,7 +6,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { uniqueName } from "./helpers.js";
+import { replyEnvelopes, uniqueName } from "./helpers.js";
 import { calls, openSocket } from "./record-support.js";
 
 /** `[addLater(1, 2, 20), callerInfo(), callerInfo()]`: the two callerInfo calls wait for their turn. */
@@ -15,26 +15,6 @@ const frame = calls([
   [2, ["callerInfo", [0]]],
   [3, ["callerInfo", [0]]],
 ]);
-
-/**
- * The reply envelopes of an HTTP batch's response: one frame (`application/x-dorpc`), or several
- * (`application/x-dorpc-frames`: each a u32 little-endian byte length, then its bytes). Every
- * frame here is a text reply frame.
- */
-async function replyEnvelopes(response: Response): Promise<unknown[][]> {
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  const frames: Uint8Array[] = [];
-  if (response.headers.get("Content-Type") === "application/x-dorpc-frames") {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let at = 0; at < bytes.length; at += 4 + view.getUint32(at, true))
-      frames.push(bytes.subarray(at + 4, at + 4 + view.getUint32(at, true)));
-  } else frames.push(bytes);
-  return frames.flatMap((frame) => {
-    const text = new TextDecoder().decode(frame);
-    expect(text.startsWith("\u001eR"), text).toBe(true);
-    return JSON.parse(text.slice(2)) as unknown[][];
-  });
-}
 
 describe("rpcCaller() in calls that waited for their turn behind an async call", { timeout: 20_000 }, () => {
   it("over a WebSocket: each sees the socket caller", async () => {

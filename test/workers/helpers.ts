@@ -44,3 +44,23 @@ export function nextMessage(socket: WebSocket, accept: (data: string) => boolean
     socket.addEventListener("message", listener);
   });
 }
+
+/**
+ * The reply envelopes of an HTTP batch's response: one frame (`application/x-dorpc`), or several
+ * (`application/x-dorpc-frames`: each a u32 little-endian byte length, then its bytes). Every
+ * frame here is a text reply frame.
+ */
+export async function replyEnvelopes(response: Response): Promise<unknown[][]> {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const frames: Uint8Array[] = [];
+  if (response.headers.get("Content-Type") === "application/x-dorpc-frames") {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let at = 0; at < bytes.length; at += 4 + view.getUint32(at, true))
+      frames.push(bytes.subarray(at + 4, at + 4 + view.getUint32(at, true)));
+  } else frames.push(bytes);
+  return frames.flatMap((frame) => {
+    const text = new TextDecoder().decode(frame);
+    expect(text.startsWith("\u001eR"), text).toBe(true);
+    return JSON.parse(text.slice(2)) as unknown[][];
+  });
+}

@@ -8,28 +8,8 @@
  */
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { uniqueName } from "./helpers.js";
+import { replyEnvelopes, uniqueName } from "./helpers.js";
 import { calls, openSocket } from "./record-support.js";
-
-/**
- * The reply envelopes of an HTTP batch's response: one frame (`application/x-dorpc`), or several
- * (`application/x-dorpc-frames`: each a u32 little-endian byte length, then its bytes). Every
- * frame here is a text reply frame.
- */
-async function replyEnvelopes(response: Response): Promise<unknown[][]> {
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  const frames: Uint8Array[] = [];
-  if (response.headers.get("Content-Type") === "application/x-dorpc-frames") {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let at = 0; at < bytes.length; at += 4 + view.getUint32(at, true))
-      frames.push(bytes.subarray(at + 4, at + 4 + view.getUint32(at, true)));
-  } else frames.push(bytes);
-  return frames.flatMap((frame) => {
-    const text = new TextDecoder().decode(frame);
-    expect(text.startsWith("\u001eR"), text).toBe(true);
-    return JSON.parse(text.slice(2)) as unknown[][];
-  });
-}
 
 /** POSTs one call frame of `envelopes` to a Counter; the response's status and reply envelopes. */
 async function batch(name: string, envelopes: unknown[]): Promise<{ status: number; replies: unknown[][] }> {
