@@ -96,6 +96,16 @@ const THEN_UNDER_X = '\u001eR[[1,1,[[2,[[1,2]]],[0,"x"],[2,[[3,4]]],[0,"then"],[
 /** Call 1's reply: `{ x: <the object's export 7, of kind k> }`. */
 const STUB_UNDER_X = (kind: number) => `\u001eR[[1,1,[[2,[[1,2]]],[0,"x"],[31,[7,${kind}]]]]]`;
 
+/** The read was refused (DECODE) and the client sent nothing but the first call: the object's `then` (export 7) was never called. */
+function expectThenableRefused(t: ReturnType<typeof fresh>, read: Parameters<typeof outcome>[0]): void {
+  expect(
+    t.calls().filter((c) => c[2] === 7),
+    "the client called the object's `then` with its own settle functions",
+  ).toEqual([]);
+  expect(outcome(read), "the read adopted the object's thenable").toBe("DECODE");
+  expect(t.calls()).toHaveLength(1);
+}
+
 describe("a path read that reaches a { then: <the object's function> }", () => {
   it("on a result that already arrived: DECODE, and the client calls nothing", async () => {
     const t = fresh();
@@ -107,12 +117,7 @@ describe("a path read that reaches a { then: <the object's function> }", () => {
     expect(first.s).toBe("ok");
     const read = track(r.x);
     await tick(5);
-    expect(
-      t.calls().filter((c) => c[2] === 7),
-      "the client called the object's `then` with its own settle functions",
-    ).toEqual([]);
-    expect(outcome(read), "the read adopted the object's thenable").toBe("DECODE");
-    expect(t.calls()).toHaveLength(1);
+    expectThenableRefused(t, read);
   });
 
   it("on a result that left in an earlier frame and arrives after the read: the same", async () => {
@@ -123,12 +128,7 @@ describe("a path read that reaches a { then: <the object's function> }", () => {
     await tick();
     t.feed(THEN_UNDER_X);
     await tick(5);
-    expect(
-      t.calls().filter((c) => c[2] === 7),
-      "the client called the object's `then` with its own settle functions",
-    ).toEqual([]);
-    expect(outcome(read), "the read adopted the object's thenable").toBe("DECODE");
-    expect(t.calls()).toHaveLength(1);
+    expectThenableRefused(t, read);
   });
 });
 
