@@ -165,6 +165,90 @@ describe("topics", () => {
       conn.close();
     }
   }, 30_000);
+
+  for (const start of [0, -1, 1.5, 2 ** 53, "1", { toString: 1 }]) {
+    it(`a subscribe whose start is ${JSON.stringify(start)} is PROTOCOL, and keeps no start`, async () => {
+      const name = uniqueName("topic-start");
+      const conn = await openRaw(url(name));
+      try {
+        conn.send(hello(SESSION_A, 0));
+        conn.send(flagged(1, ["subscribe", [0, "chat", null, start]], 2));
+        const reply = JSON.stringify(await conn.reply(1));
+        expect(reply).toContain('"PROTOCOL"');
+        expect(reply).toContain("start must be the subscription's number");
+        const kept = await runInDurableObject(
+          stubOf(name),
+          (_instance: SessionVictim, state) =>
+            state.storage.sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name = '_dorpc_topic_starts'").one().n,
+        );
+        expect(kept).toBe(0);
+      } finally {
+        conn.close();
+      }
+    }, 30_000);
+  }
+
+  it("a start is its session's: the same number from another connection of the session starts there, from another session it does not", async () => {
+    const name = uniqueName("topic-start-session");
+    const publish = () =>
+      runInDurableObject(stubOf(name), (instance: SessionVictim) => {
+        (instance as unknown as { publish(topic: string, event: unknown): number }).publish("chat", "m");
+      });
+    const events = (conn: RawConnection) =>
+      conn.texts
+        .filter((t) => t.includes('"event"'))
+        .flatMap((t) => JSON.parse(t.slice(2)).map((c: [0, [string, unknown[]]]) => c[1][1][2]));
+    const first = await openRaw(url(name));
+    const again = await openRaw(url(name));
+    const other = await openRaw(url(name));
+    try {
+      await publish(); // 1
+      first.send(hello(SESSION_A, 0));
+      first.send(flagged(1, ["subscribe", [0, "chat", null, 1]], 2));
+      expect(await first.reply(1)).toEqual([1, 0, { seq: 1 }]); // starts at 1, kept for session A's subscription 1
+      first.close();
+      await publish(); // 2
+      await publish(); // 3
+      // Session A's subscription 1 made again (its answer was lost): from 1.
+      again.send(hello(SESSION_A, 1, 1000));
+      again.send(flagged(1, ["subscribe", [0, "chat", null, 1]], 2));
+      expect(await again.reply(1)).toEqual([1, 0, { seq: 3 }]);
+      expect(events(again)).toEqual([2, 3]);
+      // With a since, the number is not read: since decides.
+      again.send(flagged(2, ["unsubscribe", [0, "chat"]], 2));
+      await again.reply(2);
+      again.send(flagged(3, ["subscribe", [0, "chat", 3, 1]], 2));
+      expect(await again.reply(3)).toEqual([3, 0, { seq: 3 }]);
+      // Session B's subscription 1 is its own: from now, nothing replayed.
+      other.send(hello(SESSION_B, 0));
+      other.send(flagged(1, ["subscribe", [0, "chat", null, 1]], 2));
+      expect(await other.reply(1)).toEqual([1, 0, { seq: 3 }]);
+      expect(events(other)).toEqual([]);
+    } finally {
+      again.close();
+      other.close();
+    }
+  }, 30_000);
+
+  it("subscribe and unsubscribe in a loop, each a new subscription without since, keep one row for the session's topic", async () => {
+    const name = uniqueName("topic-start-loop");
+    const conn = await openRaw(url(name));
+    try {
+      conn.send(hello(SESSION_A, 0));
+      const envelopes: unknown[][] = [];
+      for (let n = 1; n <= 50; n++) {
+        envelopes.push([2 * n - 1, ["subscribe", [0, "chat", null, n]], 0, 2], [2 * n, ["unsubscribe", [0, "chat"]], 0, 2]);
+      }
+      conn.send(calls(envelopes));
+      await conn.reply(100);
+      const rows = await runInDurableObject(stubOf(name), (_instance: SessionVictim, state) =>
+        state.storage.sql.exec("SELECT session, topic, sub FROM _dorpc_topic_starts").toArray(),
+      );
+      expect(rows).toEqual([{ session: SESSION_A, topic: "chat", sub: 50 }]);
+    } finally {
+      conn.close();
+    }
+  }, 30_000);
 });
 
 describe("hello shape", () => {

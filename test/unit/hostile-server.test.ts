@@ -182,7 +182,7 @@ describe("hostile server → client", () => {
     await tick();
     expect(h.calls().map((c) => [c[0], c[1]])).toEqual([
       [1, ["other", [0]]],
-      [2, ["subscribe", [0, "t", null]]],
+      [2, ["subscribe", [0, "t", null, 1]]],
     ]);
     const thrown = h.feed(
       R([

@@ -68,7 +68,7 @@ describe("docs/protocol.md, Topics", () => {
     expect(first![0]).toMatch(hello);
     const subscribing = first!.slice(first!.findIndex((line) => line.includes('"subscribe"')));
     expect(subscribing.slice(0, 2)).toEqual([
-      'client: \\u001eC[[2,["subscribe",[0,"chat",null]],0,2,2]]',
+      'client: \\u001eC[[2,["subscribe",[0,"chat",null,1]],0,2,2]]',
       'server: \\u001eR[[2,0,{"seq":0}]]',
     ]);
     const event = 'server: \\u001eC[[0,["event",[0,"chat",1,{"from":"ann","text":"one"}]],0,2]]';

@@ -8,11 +8,25 @@
  * the object no longer keeps the events after the cursor, `onResync` is called and the
  * subscription goes on from the newest event: the app reloads its state, nothing is lost silently.
  *
+ * A subscription made without `since` has no cursor until the object's first answer. Its first
+ * subscribe carries its number in the session (`start`), under which the object keeps where it
+ * started, and it is resent in its place among the calls cut by a drop (not made again after
+ * them): resent, it starts where the first one did if that one ran, and otherwise before the
+ * calls made after it.
+ *
  * Internal module.
  */
 import { RpcError } from "./errors.js";
 import { DISPOSE_FALLBACK, disposeStubsIn, proxyInfo } from "./proxy.js";
 import type { ClientSession } from "./session.js";
+import { monotonic } from "./timers.js";
+
+/**
+ * How long a first subscribe's start is trusted to be kept by the object (topics.ts keeps it 24
+ * hours): a first answer that comes later than this, after a drop, may have started from then,
+ * and is reported as a resync.
+ */
+const START_TRUSTED_MS = 23 * 3_600_000;
 
 /** Where an event sits in its topic. */
 export interface EventInfo {
@@ -65,6 +79,10 @@ interface Sub {
   readonly onResync: ((info: ResyncInfo) => void) | undefined;
   readonly onEnd: ((error: unknown) => void) | undefined;
   cursor: number | undefined;
+  /** Its number in the session: the object keeps its start under it (without `since`). */
+  readonly start: number;
+  /** When it was made (`Date.now()` and `monotonic()`: one counts a sleeping machine, the other a clock set back). */
+  readonly madeAt: { wall: number; mono: number };
   /** A subscribe call is on its way: do not send another. */
   sending: boolean;
   closed: boolean;
@@ -82,6 +100,8 @@ export class Subscriptions {
    * would move the new one's cursor past the events it asked for, and drop them as seen.
    */
   private readonly closing = new Map<string, number>();
+  /** Subscriptions made so far: numbers them (`start`). */
+  private made = 0;
 
   /** What the object's `event` pushes call (a system call, never the app's exposed object). */
   readonly system = {
@@ -141,6 +161,8 @@ export class Subscriptions {
       onResync: options?.onResync,
       onEnd: options?.onEnd,
       cursor: since,
+      start: ++this.made,
+      madeAt: { wall: Date.now(), mono: monotonic() },
       sending: false,
       closed: false,
       ready: { promise, resolve, reject, settled: false },
@@ -181,11 +203,21 @@ export class Subscriptions {
     if (sub.sending || sub.closed || this.session.disposed) return;
     sub.sending = true;
     // No timeout: `ready` waits for the object's answer (a timeout on an open connection would
-    // leave the subscription neither confirmed nor sent again). After a drop it is not resent
-    // with this cursor: the next open sends a new subscribe from the cursor reached by then.
-    const call = this.session.call({ kind: "system" }, ["subscribe"], [sub.topic, sub.cursor ?? null], { timeout: 0 });
+    // leave the subscription neither confirmed nor sent again).
+    const first = sub.cursor === undefined;
+    const call = this.session.call({ kind: "system" }, ["subscribe"], first ? [sub.topic, null, sub.start] : [sub.topic, sub.cursor], {
+      timeout: 0,
+    });
     call.observed = true;
-    call.remade = true;
+    if (first) {
+      // With no cursor yet, a drop resends it as it is, in its place: the object answers a
+      // start it kept for the token, or starts it there, before the calls made after it.
+      call.idempotent = true;
+      call.retries = Number.MAX_SAFE_INTEGER;
+    } else {
+      // Not resent with this cursor: the next open sends a new subscribe from the cursor reached by then.
+      call.remade = true;
+    }
     call.whenSettled(() => {
       sub.sending = false;
       if (sub.closed) return;
@@ -213,8 +245,10 @@ export class Subscriptions {
         } else this.ended(sub, error);
         return;
       }
-      if (result.resync) {
-        const info: ResyncInfo = { topic: sub.topic, cursor: sub.cursor, oldest: result.resync.oldest, latest: result.seq };
+      // A first answer after a day away: the object may no longer have kept where it started.
+      const stale = first && call.sentBefore && !result.resync && sub.cursor === undefined && this.away(sub) >= START_TRUSTED_MS;
+      if (result.resync || stale) {
+        const info: ResyncInfo = { topic: sub.topic, cursor: sub.cursor, oldest: result.resync?.oldest ?? result.seq, latest: result.seq };
         sub.cursor = result.seq;
         try {
           if (sub.onResync) sub.onResync(info);
@@ -256,10 +290,9 @@ export class Subscriptions {
       );
       return;
     }
-    // No cursor yet (subscribed without `since`, not confirmed): what arrives now is another
-    // subscription's replay (one closed just before); this one's events come after its answer.
-    if (sub.cursor === undefined) return;
-    if (seq <= sub.cursor) return; // seen already (replayed after a drop)
+    // With no cursor yet (subscribed without `since`, not confirmed), an event is this one's
+    // replay from the start its first subscribe kept; a closed subscription's are `closing`.
+    if (sub.cursor !== undefined && seq <= sub.cursor) return; // seen already (replayed after a drop)
     sub.cursor = seq;
     try {
       sub.onEvent(value, { topic: sub.topic, seq });
@@ -290,6 +323,11 @@ export class Subscriptions {
         else this.closing.delete(topic);
       });
     }
+  }
+
+  /** How long since `sub` was made, by whichever clock says longer. */
+  private away(sub: Sub): number {
+    return Math.max(Date.now() - sub.madeAt.wall, monotonic() - sub.madeAt.mono);
   }
 
   private report(error: unknown, topic: string): void {

@@ -11,6 +11,11 @@
  * `maxAge` ms; the newest event is always kept, so sequence numbers never restart — across
  * `ctx.storage.deleteAll()` too, which writes it back (`wiping`).
  *
+ * A subscription made without `since` gives its number (in its client session) in its first
+ * subscribe; the object keeps where it started (`_dorpc_topic_starts`, a row per session and
+ * topic, a day), so the same subscribe resent after its answer was lost starts there too, and
+ * the events published in between are replayed.
+ *
  * Internal module (workerd only).
  */
 import { existingConnection } from "./dispatcher.js";
@@ -35,10 +40,17 @@ export interface SubscribeResult {
 /** Most topics one socket may subscribe to (they live in its 2 KiB attachment). */
 const MAX_TOPICS_PER_SOCKET = 32;
 
+/** How long the start of a subscription made without `since` is kept (a client trusts 23 hours). */
+const STARTS_KEPT_MS = 24 * 3_600_000;
+/** Starts older than `STARTS_KEPT_MS` are dropped at most this often (when one is written). */
+const STARTS_PRUNED_EVERY_MS = 3_600_000;
+
 /** One object's event log. */
 class TopicLog {
   private readonly latestSeq = new Map<string, number>();
   private created = false;
+  private startsCreated = false;
+  private startsPrunedAt = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -67,29 +79,90 @@ class TopicLog {
     this.created = true;
   }
 
+  private ensureStarts(): void {
+    if (this.startsCreated) return;
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS _dorpc_topic_starts (session TEXT NOT NULL, topic TEXT NOT NULL, sub INTEGER NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (session, topic)) WITHOUT ROWID",
+    );
+    this.sql.exec("CREATE INDEX IF NOT EXISTS _dorpc_topic_starts_at ON _dorpc_topic_starts (at)");
+    this.startsCreated = true;
+  }
+
+  private tableExists(name: string): boolean {
+    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
+  }
+
   /**
    * The object's `deleteAll()` is about to drop the log (storage-writes.ts): each topic's newest
    * event is written back after it, as retention always keeps it, so sequence numbers never
    * restart and a subscriber whose cursor is older resyncs instead of missing events silently.
+   * The subscriptions' starts are written back too: a first subscribe resent later still starts
+   * where it did.
    */
   wiping(): () => void {
-    const exists =
-      this.created || this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_dorpc_events'").toArray().length > 0;
-    const newest = exists
-      ? this.sql
-          .exec(
-            "SELECT topic, seq, at, frame FROM _dorpc_events AS e WHERE seq = (SELECT max(seq) FROM _dorpc_events WHERE topic = e.topic)",
-          )
-          .toArray()
-      : [];
+    const newest =
+      this.created || this.tableExists("_dorpc_events")
+        ? this.sql
+            .exec(
+              "SELECT topic, seq, at, frame FROM _dorpc_events AS e WHERE seq = (SELECT max(seq) FROM _dorpc_events WHERE topic = e.topic)",
+            )
+            .toArray()
+        : [];
+    const starts =
+      this.startsCreated || this.tableExists("_dorpc_topic_starts")
+        ? this.sql.exec("SELECT session, topic, sub, seq, at FROM _dorpc_topic_starts WHERE at >= ?", Date.now() - STARTS_KEPT_MS).toArray()
+        : [];
     return () => {
       this.created = false;
-      if (newest.length === 0) return;
-      this.ensure();
-      for (const { topic, seq, at, frame } of newest) {
-        this.sql.exec("INSERT INTO _dorpc_events (topic, seq, at, frame) VALUES (?, ?, ?, ?)", topic, seq, at, frame);
+      this.startsCreated = false;
+      if (newest.length > 0) {
+        this.ensure();
+        for (const { topic, seq, at, frame } of newest) {
+          this.sql.exec("INSERT INTO _dorpc_events (topic, seq, at, frame) VALUES (?, ?, ?, ?)", topic, seq, at, frame);
+        }
+      }
+      if (starts.length > 0) {
+        this.ensureStarts();
+        for (const { session, topic, sub, seq, at } of starts) {
+          this.sql.exec(
+            "INSERT INTO _dorpc_topic_starts (session, topic, sub, seq, at) VALUES (?, ?, ?, ?, ?)",
+            session,
+            topic,
+            sub,
+            seq,
+            at,
+          );
+        }
       }
     };
+  }
+
+  /**
+   * Where subscription `sub` of client session `session` (made without `since`) started on
+   * `topic`: the start kept when its first subscribe ran, if one did (this is that subscribe
+   * resent after its answer was lost); otherwise `latest`, kept from now on in the session's row
+   * for the topic (a client has one subscription per topic at a time: a later one replaces it).
+   */
+  startOf(topic: string, session: string, sub: number, latest: number): number {
+    this.ensureStarts();
+    const kept = this.sql.exec("SELECT sub, seq FROM _dorpc_topic_starts WHERE session = ? AND topic = ?", session, topic).toArray()[0];
+    if (kept && kept.sub === sub) return kept.seq as number;
+    // A newer subscription's row stays: this one was closed (its unsubscribe follows).
+    if (kept && (kept.sub as number) > sub) return latest;
+    const now = Date.now();
+    if (now - this.startsPrunedAt >= STARTS_PRUNED_EVERY_MS) {
+      this.startsPrunedAt = now;
+      this.sql.exec("DELETE FROM _dorpc_topic_starts WHERE at < ?", now - STARTS_KEPT_MS);
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO _dorpc_topic_starts (session, topic, sub, seq, at) VALUES (?, ?, ?, ?, ?)",
+      session,
+      topic,
+      sub,
+      latest,
+      now,
+    );
+    return latest;
   }
 
   /** The newest sequence number of `topic` is read from the log again (a publish was rolled back). */
@@ -206,12 +279,15 @@ export function publish(target: object, topics: ReadonlyMap<string, ResolvedTopi
  */
 export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<string, ResolvedTopic>): object {
   return {
-    subscribe(topic: unknown, since: unknown): SubscribeResult {
+    subscribe(topic: unknown, since: unknown, start?: unknown): SubscribeResult {
       const log = logOf(target, topics);
       const options = log.topic(topic);
       const name = topic as string;
       if (since !== undefined && since !== null && !(Number.isSafeInteger(since) && (since as number) >= 0)) {
         throw new RpcError("PROTOCOL", "subscribe: since must be a sequence number ≥ 0.");
+      }
+      if (start !== undefined && start !== null && !(Number.isSafeInteger(start) && (start as number) >= 1)) {
+        throw new RpcError("PROTOCOL", "subscribe: start must be the subscription's number (an integer ≥ 1).");
       }
       const attachment = readAttachment(ws);
       if (!attachment) throw new RpcError("INTERNAL", "subscribe: this socket has no dorpc attachment.");
@@ -227,15 +303,23 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       const latest = log.latest(name);
       log.expire(name, options, latest);
       const result: SubscribeResult = { seq: latest };
-      if (since !== undefined && since !== null && since !== latest) {
-        const missed = (since as number) < latest ? log.after(name, since as number) : undefined;
+      // Without `since`, the subscription's number: from where its first subscribe started (kept
+      // per client session: a socket that never said hello keeps none).
+      const from =
+        since !== undefined && since !== null
+          ? (since as number)
+          : typeof start === "number" && attachment.session !== undefined
+            ? log.startOf(name, attachment.session, start, latest)
+            : latest;
+      if (from !== latest) {
+        const missed = from < latest ? log.after(name, from) : undefined;
         // Events replayed to this connection before are counted: it is replayed again at most
         // `keep` of them (while the object stays in memory), so subscribe/unsubscribe pairs
         // cannot make one frame replay the log again and again. Past that, it resyncs. A
         // resubscription from the cursor it reached costs nothing.
         const replayed = replays(ws);
         const before = replayed.get(name) ?? { high: 0, again: 0 };
-        const again = before.again + Math.max(0, Math.min(before.high, latest) - (since as number));
+        const again = before.again + Math.max(0, Math.min(before.high, latest) - from);
         if (missed && again <= options.keep) {
           replayed.set(name, { high: Math.max(before.high, latest), again });
           replay(ws, missed);
