@@ -7,11 +7,13 @@
  * (`await storage.get(…)`, then `storage.put(…)`) is not interleaved with another call at that
  * await. A frame carries many calls in one event (batching), so starting them all in it would
  * run the second call at the first one's storage await, and lose one of two increments. Here a
- * call starts in the frame's event only while the calls before it ran to the end synchronously
- * (most do: SQLite storage is synchronous); after one went async, the rest wait for a timer
- * turn, which the input gate holds back until the pending storage operation has completed — the
- * same place native calls would start. Awaits that are not storage (a `fetch`) do not hold the
- * gate, so the rest start at once after them, as native calls would.
+ * call starts in the frame's event while the calls before it ran to the end synchronously (most
+ * do: SQLite storage is synchronous) or went async with the input gate open (awaiting a timer, a
+ * `fetch`, another object: native calls would be delivered then too). After one went async
+ * while the gate holds (a storage operation or `blockConcurrencyWhile` pending: input-gate.ts),
+ * the rest wait for a timer turn, which the gate holds back until that operation has completed
+ * — the same place native calls would start. (A timer turn costs about a millisecond under
+ * `wrangler dev`; it is paid only where the gate would make native calls wait anyway.)
  *
  * Calls of later frames queue behind calls still waiting here: calls start in the order they
  * were sent.
@@ -47,7 +49,17 @@ export class CallTurns {
     private readonly start: (call: Incoming) => boolean,
     /** Every call that waited here has started. */
     private readonly drained: () => void,
+    /**
+     * Whether the object's input gate holds (input-gate.ts); `undefined` without a gate: the
+     * calls after one that went async then always wait for a later turn.
+     */
+    private readonly gateBusy?: () => boolean,
   ) {}
+
+  /** Whether the calls after one that just went async must wait for a later turn. */
+  private holds(): boolean {
+    return this.gateBusy === undefined || this.gateBusy();
+  }
 
   /** Whether no call waits here for its turn. */
   get idle(): boolean {
@@ -62,7 +74,7 @@ export class CallTurns {
       return;
     }
     // The calls after it in this frame wait; none may come (`endTurn`).
-    if (this.start(call)) this.queue = [];
+    if (this.start(call) && this.holds()) this.queue = [];
   }
 
   /** The frame's calls were all added: a frame that comes later is an event of its own. */
@@ -71,13 +83,18 @@ export class CallTurns {
   }
 
   private next(): void {
+    // Outside workerd no runtime holds the turn back while the gate is closed: wait it out here.
+    if (!inWorkerd && this.gateBusy?.()) {
+      this.timer = nextTurn(this.nextBound);
+      return;
+    }
     this.timer = undefined;
     const queue = this.queue ?? [];
     this.queue = undefined;
     for (let i = 0; i < queue.length; i++) {
       const call = queue[i]!;
       if (call.cancelled) continue;
-      if (this.start(call) && i < queue.length - 1) {
+      if (this.start(call) && i < queue.length - 1 && this.holds()) {
         this.queue = queue.slice(i + 1);
         this.timer = nextTurn(this.nextBound);
         return;

@@ -13,6 +13,7 @@ import { Caller } from "./caller.js";
 import { closeReason } from "./close-reasons.js";
 import { checkOptionKeys } from "./option-keys.js";
 import { Connection, type ServerConnection } from "./connection.js";
+import { watchInputGate } from "./input-gate.js";
 import { CloseCode } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { IncomingData, WireFrame } from "./frame.js";
@@ -235,6 +236,7 @@ export function connectionFor(
   const env = (target as { env?: unknown }).env;
   const ctx = (target as { ctx?: unknown }).ctx;
   const forbidden = options.policy.trusted ? undefined : platformIdentities(target);
+  const gate = watchInputGate(ctx);
   conn = new Connection(channel, {
     limits,
     key: channel,
@@ -270,6 +272,7 @@ export function connectionFor(
         system: hooks?.system,
         records: hooks?.records,
         ownsSession: !(channel as { http?: boolean }).http,
+        gate,
         forbidden,
         requireSchemas: options.requireSchemas ? (name) => unschematised(name, label) : undefined,
         // Never stepped into, by a chain or a pipelined path: the object, its env and ctx, and

@@ -15,6 +15,7 @@ import { memberFunction } from "./access.js";
 import { CallTurns } from "./call-turns.js";
 import { Callee, type CalleeConfig } from "./callee.js";
 import type { Incoming } from "./incoming-call.js";
+import type { InputGate } from "./input-gate.js";
 import type { Connection } from "./connection.js";
 import { type RunningCall, swapCurrent } from "./current-call.js";
 import type { Decision } from "./delivery.js";
@@ -52,6 +53,8 @@ export interface ServerCalleeConfig extends CalleeConfig {
    * of the session runs on for it. Not for HTTP batches, whose requests share a session.
    */
   readonly ownsSession?: boolean;
+  /** The object's input gate (input-gate.ts): calls behind an async one wait only while it holds. */
+  readonly gate?: InputGate;
 }
 
 export class ServerCallee extends Callee {
@@ -59,10 +62,7 @@ export class ServerCallee extends Callee {
   private active: Incoming | undefined;
   private held: Incoming[] = [];
   /** Concurrent ordering: a frame's calls start as native calls would (call-turns.ts). */
-  private readonly turns = new CallTurns(
-    (call) => this.startNow(call),
-    () => this.checkIdle(),
-  );
+  private readonly turns: CallTurns;
   /** The call that last went async (`busy`). */
   private lastBusy: Incoming | undefined;
   /** Calls whose twin from an earlier connection is still running: decided again when it ends. */
@@ -85,6 +85,12 @@ export class ServerCallee extends Callee {
     private readonly server: ServerCalleeConfig,
   ) {
     super(conn, server);
+    const gate = server.gate;
+    this.turns = new CallTurns(
+      (call) => this.startNow(call),
+      () => this.checkIdle(),
+      gate ? () => gate.busy : undefined,
+    );
     // The answers of calls that wrote storage, saved while one flush runs its work, are written
     // together once it has run all of it: one row for every call of a frame, still in the turn
     // of their replies (so in their writes' transaction).
