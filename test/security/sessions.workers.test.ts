@@ -212,7 +212,7 @@ describe("topics", () => {
       // Session A's subscription 1 made again (its answer was lost): from 1.
       again.send(hello(SESSION_A, 1, 1000));
       again.send(flagged(1, ["subscribe", [0, "chat", null, 1]], 2));
-      expect(await again.reply(1)).toEqual([1, 0, { seq: 3 }]);
+      expect(await again.reply(1)).toEqual([1, 0, { seq: 3, resumed: true }]);
       expect(events(again)).toEqual([2, 3]);
       // With a since, the number is not read: since decides.
       again.send(flagged(2, ["unsubscribe", [0, "chat"]], 2));

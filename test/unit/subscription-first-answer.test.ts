@@ -5,31 +5,22 @@
  * of the calls made after it. Events the object replays before that answer are delivered. A first
  * answer that comes more than 23 hours after the subscription was made (by either clock: a
  * machine that slept, or one whose clock was set back) is reported as a resync, since the object
- * keeps a start for a day.
+ * keeps a start for a day — unless its answer says `resumed: true` (it went on from the start it
+ * kept). That holds under `reconnect: false` too, and after a replay that was itself cut: both
+ * cases skipped the rule before it was fixed (the two "a day later" tests marked below failed).
  */
 import { describe, expect, it, vi } from "vitest";
-import { subscribe, type ResyncInfo } from "../../packages/rpc/src/index.js";
-import { lastSocket, opened, type ScriptedSocket, scriptedClient, track, withScriptedSockets } from "./scripted-websocket.js";
+import { type RpcClientOptions, subscribe, type ResyncInfo } from "../../packages/rpc/src/index.js";
+import { lastSocket, opened, ScriptedSocket, scriptedClient, track, withScriptedSockets } from "./scripted-websocket.js";
+import { answer, calls, event, reconnect } from "./scripted-object.js";
 
 const HOUR = 3_600_000;
 
 withScriptedSockets();
 
-/** The calls `socket` carried: [id, method, arguments] (C frames, in order). */
-function calls(socket: ScriptedSocket): [number, string, unknown[]][] {
-  return socket.sent
-    .filter((data): data is string => typeof data === "string" && data.startsWith("\u001eC"))
-    .flatMap((data) => JSON.parse(data.slice(2)) as [number, [string, [number, ...unknown[]]]][])
-    .map(([id, [method, [, ...args]]]) => [id, method, args]);
-}
-
-/** The answer frame for call `id`. */
-const answer = (id: number, value: unknown) => `\u001eR${JSON.stringify([[id, 0, value]])}`;
-const event = (topic: string, seq: number, value: unknown) => `\u001eC${JSON.stringify([[0, ["event", [0, topic, seq, value]], 0, 2]])}`;
-
 /** A client subscribed to "t" without since, whose first subscribe was sent and whose connection then dropped. */
-async function cutAfterFirstSubscribe(onResync: (info: ResyncInfo) => void) {
-  const client = scriptedClient({ timeout: 0, reconnect: { initialDelay: 10, maxDelay: 10, jitter: 0 } });
+async function cutAfterFirstSubscribe(onResync: (info: ResyncInfo) => void, options: RpcClientOptions = {}) {
+  const client = scriptedClient({ timeout: 0, reconnect: { initialDelay: 10, maxDelay: 10, jitter: 0 }, ...options });
   const first = await opened(client);
   const seen: number[] = [];
   const sub = subscribe(client as never, "t" as never, (_e: unknown, info: { seq: number }) => void seen.push(info.seq), { onResync });
@@ -38,17 +29,6 @@ async function cutAfterFirstSubscribe(onResync: (info: ResyncInfo) => void) {
   const sentFirst = calls(first);
   first.serverClose(1006);
   return { client, sub, seen, later, sentFirst };
-}
-
-/** Lets the client reconnect: the next socket is accepted; returns it once its resends left. */
-async function reconnect(): Promise<ScriptedSocket> {
-  const before = lastSocket();
-  await vi.advanceTimersByTimeAsync(10);
-  const socket = lastSocket();
-  expect(socket).not.toBe(before);
-  socket.accept();
-  await vi.advanceTimersByTimeAsync(0);
-  return socket;
 }
 
 describe("a first subscribe whose answer was lost", () => {
@@ -120,5 +100,74 @@ describe("a first subscribe whose answer was lost", () => {
     expect({ resyncs, cursor: sub.cursor }).toEqual({ resyncs: [], cursor: 2 });
     other.close();
     withSince.close();
+  });
+
+  it("under reconnect: false, a first answer a day later, on the connection the next call opens, is a resync (failed before the fix)", async () => {
+    const resyncs: ResyncInfo[] = [];
+    const { client, sub, seen, later } = await cutAfterFirstSubscribe((info) => resyncs.push(info), { reconnect: false });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(ScriptedSocket.all).toHaveLength(1); // nothing reconnects by itself; the cut call failed
+    expect(later).toMatchObject({ settled: true, ok: false, value: { code: "DISCONNECTED" } });
+    vi.setSystemTime(Date.now() + 25 * HOUR);
+    const next = track(client.g()); // the app's next call opens a connection
+    await vi.advanceTimersByTimeAsync(0);
+    const socket = lastSocket();
+    socket.accept();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls(socket), "the subscription is made again under its number").toEqual([
+      [3, "g", []],
+      [4, "subscribe", ["t", null, 1]],
+    ]);
+    // The object no longer kept the start: it starts the subscription now, at 9, replaying nothing.
+    socket.deliver(answer(3, "g"));
+    socket.deliver(answer(4, { seq: 9 }));
+    await vi.advanceTimersByTimeAsync(0);
+    await sub.ready;
+    expect({ seen, cursor: sub.cursor, resyncs, next: next.value }).toEqual({
+      seen: [],
+      cursor: 9,
+      resyncs: [{ topic: "t", cursor: undefined, oldest: 9, latest: 9 }],
+      next: "g",
+    });
+  });
+
+  /** Cut twice: the resent first subscribe's replay (5, 6) arrives, then that connection drops too. */
+  async function cutDuringReplay(onResync: (info: ResyncInfo) => void) {
+    const cut = await cutAfterFirstSubscribe(onResync);
+    const second = await reconnect();
+    expect(calls(second)[0]).toEqual([1, "subscribe", ["t", null, 1]]);
+    second.deliver(event("t", 5, "e5"));
+    second.deliver(event("t", 6, "e6"));
+    await vi.advanceTimersByTimeAsync(0);
+    second.serverClose(1006);
+    expect(cut.seen).toEqual([5, 6]);
+    vi.setSystemTime(Date.now() + 25 * HOUR); // away a day (the machine slept)
+    const third = await reconnect();
+    expect(calls(third)[0], "still the first subscribe: no cursor was confirmed").toEqual([1, "subscribe", ["t", null, 1]]);
+    return { ...cut, third };
+  }
+
+  it("after a replay that was cut, a first answer a day later that did not resume is a resync from the last event seen (failed before the fix)", async () => {
+    const resyncs: ResyncInfo[] = [];
+    const { sub, seen, third } = await cutDuringReplay((info) => resyncs.push(info));
+    third.deliver(answer(1, { seq: 8 })); // the start was dropped: started now, 7 and 8 never sent
+    await vi.advanceTimersByTimeAsync(0);
+    await sub.ready;
+    expect({ seen, cursor: sub.cursor, resyncs }).toEqual({
+      seen: [5, 6],
+      cursor: 8,
+      resyncs: [{ topic: "t", cursor: 6, oldest: 8, latest: 8 }],
+    });
+  });
+
+  it("the same a day later, answered with resumed: true after the rest of the replay, is not a resync", async () => {
+    const resyncs: ResyncInfo[] = [];
+    const { sub, seen, third } = await cutDuringReplay((info) => resyncs.push(info));
+    // The object still had the start (4): it replays 5..8 again; 5 and 6 were seen already.
+    for (const seq of [5, 6, 7, 8]) third.deliver(event("t", seq, `e${seq}`));
+    third.deliver(answer(1, { seq: 8, resumed: true }));
+    await vi.advanceTimersByTimeAsync(0);
+    await sub.ready;
+    expect({ seen, cursor: sub.cursor, resyncs }).toEqual({ seen: [5, 6, 7, 8], cursor: 8, resyncs: [] });
   });
 });

@@ -4,56 +4,11 @@
  * subscription's token), or, when the first never arrived, in its place among the calls resent
  * after the drop. Events published in between are delivered, once each.
  */
-import { rpcConnection, subscribe, type RpcClientOptions } from "@dorpc/rpc";
-import { createTestClient, dropConnection, evictObject, runInObject, testConnection, waitForState } from "@dorpc/testing";
-import { env } from "cloudflare:workers";
+import { rpcConnection, subscribe } from "@dorpc/rpc";
+import { evictObject, runInObject, testConnection, waitForState } from "@dorpc/testing";
 import { describe, expect, it, vi } from "vitest";
-import type { Room, RoomClient } from "./push-objects.js";
+import { cutAtSubscribe, type Member, member, objectLet } from "./first-answer-support.js";
 import { uniqueName } from "./helpers.js";
-
-type Message = Parameters<RoomClient["message"]>[0];
-
-function member(room: string, name: string, options: RpcClientOptions = {}) {
-  const errors: unknown[] = [];
-  const client = createTestClient<Room>(env.ROOM, room, {
-    query: { name, team: "none" },
-    expose: { message: (_m: Message) => undefined, confirm: () => true, slow: async () => "x" } satisfies RoomClient,
-    onError: (error) => errors.push(error),
-    reconnect: { initialDelay: 200, maxDelay: 200, jitter: 0 },
-    ...options,
-  });
-  return { client, errors, [Symbol.dispose]: () => client[Symbol.dispose]() };
-}
-
-type Member = ReturnType<typeof member>;
-
-/**
- * The next frame `m` sends that holds a subscribe: `deliver` it (then cut the connection at once,
- * before any answer can come back) or swallow it and cut (it never reaches the object).
- */
-function cutAtSubscribe(m: Member, deliver: boolean): { cut: Promise<void> } {
-  const socket = testConnection(m.client).socket!;
-  const send = socket.send.bind(socket);
-  let done!: () => void;
-  const cut = new Promise<void>((resolve) => (done = resolve));
-  socket.send = (data: string | ArrayBuffer | ArrayBufferView) => {
-    if (typeof data === "string" && data.includes('"subscribe"')) {
-      socket.send = send;
-      if (deliver) send(data);
-      dropConnection(m.client);
-      done();
-    } else send(data);
-  };
-  return { cut };
-}
-
-/** Resolves once the object no longer has `name`'s socket: every frame it sent before its close has run. */
-async function objectLet(m: Member, others: number): Promise<void> {
-  await vi.waitFor(async () => {
-    const count = await runInObject(m.client, (_instance, state) => state.getWebSockets().length);
-    expect(count).toBe(others);
-  });
-}
 
 describe("a subscription whose first answer was lost", () => {
   it("the first subscribe ran, its answer was lost: events published before the client is back are delivered", async () => {
@@ -62,7 +17,7 @@ describe("a subscription whose first answer was lost", () => {
     await a.client.post("before"); // 1: published before the subscription: never delivered
     using b = member(room, "bob");
     await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, true);
+    const cut = cutAtSubscribe(b, true);
     const seen: string[] = [];
     using sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
     await cut;
@@ -79,38 +34,22 @@ describe("a subscription whose first answer was lost", () => {
     });
   });
 
-  it("the same across an eviction between the drop and the reconnect (the start is in storage)", async () => {
-    const room = uniqueName("first-ran-evicted");
+  it.each([
+    ["an eviction (the start is in storage)", (ann: Member) => evictObject(ann.client)],
+    ["the object's deleteAll() (the log keeps its newest event, and the starts are written back)", (ann: Member) => ann.client.wipe()],
+  ] as const)("the same across %s between the drop and the reconnect", async (_label, between) => {
+    const room = uniqueName("first-ran-between");
     using a = member(room, "ann");
     await a.client.post("before");
     using b = member(room, "bob", { reconnect: { initialDelay: 500, maxDelay: 500, jitter: 0 } });
     await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, true);
+    const cut = cutAtSubscribe(b, true);
     const seen: string[] = [];
     using sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
     await cut;
     await objectLet(b, 1);
     await a.client.post("while away");
-    await evictObject(a.client);
-    await sub.ready;
-    await a.client.post("after");
-    await vi.waitFor(() => expect(seen).toContain("after"));
-    expect({ seen, errors: b.errors }).toEqual({ seen: ["while away", "after"], errors: [] });
-  });
-
-  it("the same across the object's deleteAll() between the drop and the reconnect (the starts are written back)", async () => {
-    const room = uniqueName("first-ran-wiped");
-    using a = member(room, "ann");
-    await a.client.post("before");
-    using b = member(room, "bob", { reconnect: { initialDelay: 500, maxDelay: 500, jitter: 0 } });
-    await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, true);
-    const seen: string[] = [];
-    using sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
-    await cut;
-    await objectLet(b, 1);
-    await a.client.post("while away");
-    await a.client.wipe(); // the log keeps its newest event ("while away"); the starts are kept too
+    await between(a);
     await sub.ready;
     await a.client.post("after");
     await vi.waitFor(() => expect(seen).toContain("after"));
@@ -123,7 +62,7 @@ describe("a subscription whose first answer was lost", () => {
     await a.client.post("before");
     using b = member(room, "bob");
     await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, true);
+    const cut = cutAtSubscribe(b, true);
     const seen: string[] = [];
     using sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
     const posted = b.client.post("mine"); // same frame: it ran, its answer was lost too
@@ -142,7 +81,7 @@ describe("a subscription whose first answer was lost", () => {
     await a.client.post("before");
     using b = member(room, "bob");
     await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, false);
+    const cut = cutAtSubscribe(b, false);
     const seen: string[] = [];
     using sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
     const posted = b.client.post("mine"); // same frame, swallowed with it: resent after the drop
@@ -167,10 +106,10 @@ describe("a subscription whose first answer was lost", () => {
       const off = rpcConnection(b.client).onStateChange((state) => {
         if (state !== "open") return;
         off();
-        void cutAtSubscribe(b, true).cut.then(resolve);
+        void cutAtSubscribe(b, true).then(() => resolve());
       });
     });
-    await first.cut;
+    await first;
     await objectLet(b, 1);
     await a.client.post("away 1");
     await second;
@@ -191,7 +130,7 @@ describe("a subscription whose first answer was lost", () => {
     using a = member(room, "ann");
     using b = member(room, "bob");
     await rpcConnection(b.client).waitForOpen();
-    const { cut } = cutAtSubscribe(b, true);
+    const cut = cutAtSubscribe(b, true);
     const seen: string[] = [];
     const sub = subscribe(b.client, "chat", (event) => void seen.push(event.text));
     await cut;

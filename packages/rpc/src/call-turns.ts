@@ -7,13 +7,15 @@
  * (`await storage.get(…)`, then `storage.put(…)`) is not interleaved with another call at that
  * await. A frame carries many calls in one event (batching), so starting them all in it would
  * run the second call at the first one's storage await, and lose one of two increments. Here a
- * call starts in the frame's event while the calls before it ran to the end synchronously (most
- * do: SQLite storage is synchronous) or went async with the input gate open (awaiting a timer, a
- * `fetch`, another object: native calls would be delivered then too). After one went async
- * while the gate holds (a storage operation or `blockConcurrencyWhile` pending: input-gate.ts),
- * the rest wait for a timer turn, which the gate holds back until that operation has completed
- * — the same place native calls would start. (A timer turn costs about a millisecond under
- * `wrangler dev`; it is paid only where the gate would make native calls wait anyway.)
+ * call starts in the frame's event only while the calls before it ran to the end synchronously
+ * (most do: SQLite storage is synchronous) and left the gate open; after one went async, or left
+ * a storage read or `blockConcurrencyWhile` pending (input-gate.ts), the rest wait for a timer
+ * turn, which the input gate holds back until the pending operation has completed — the same
+ * place native calls would start. The turn is taken after every await, whatever it waits for: a
+ * method may reach its storage read only after some microtask steps (`await this.ready`, a
+ * digest), which no check made when it returns could see, and the turn comes after them. It costs
+ * about a millisecond under `wrangler dev` (docs/performance.md). A call that pipelines on a call
+ * of its frame starts through here too, when that call has settled.
  *
  * Calls of later frames queue behind calls still waiting here: calls start in the order they
  * were sent.
@@ -50,35 +52,37 @@ export class CallTurns {
     /** Every call that waited here has started. */
     private readonly drained: () => void,
     /**
-     * Whether the object's input gate holds (input-gate.ts); `undefined` without a gate: the
-     * calls after one that went async then always wait for a later turn.
+     * Whether the object's input gate holds (input-gate.ts): a storage read or
+     * `blockConcurrencyWhile` pending. `undefined` without a gate (an object outside workerd).
      */
     private readonly gateBusy?: () => boolean,
   ) {}
-
-  /** Whether the calls after one that just went async must wait for a later turn. */
-  private holds(): boolean {
-    return this.gateBusy === undefined || this.gateBusy();
-  }
 
   /** Whether no call waits here for its turn. */
   get idle(): boolean {
     return this.queue === undefined || (this.queue.length === 0 && this.timer === undefined);
   }
 
-  /** Starts `call` now, or in a later turn behind the calls that wait. */
+  /**
+   * Starts `call` now, or in a later turn behind the calls that wait: a frame's call, or one whose
+   * dependency has just settled (it pipelines on it).
+   */
   add(call: Incoming): void {
-    if (this.queue) {
-      this.queue.push(call);
+    if (this.queue || this.gateBusy?.()) {
+      (this.queue ??= []).push(call);
       this.timer ??= nextTurn(this.nextBound);
       return;
     }
-    // The calls after it in this frame wait; none may come (`endTurn`).
-    if (this.start(call) && this.holds()) this.queue = [];
+    // What comes after it waits, until the next frame (`newEvent`): it went async, or it left
+    // the gate holding (a storage read it did not await).
+    if (this.start(call) || this.gateBusy?.()) this.queue = [];
   }
 
-  /** The frame's calls were all added: a frame that comes later is an event of its own. */
-  endTurn(): void {
+  /**
+   * A frame arrived: a new event, which the runtime delivers only with the gate open. A call of
+   * an earlier event that went async holds back nothing that starts in it.
+   */
+  newEvent(): void {
     if (this.queue?.length === 0 && this.timer === undefined) this.queue = undefined;
   }
 
@@ -94,10 +98,12 @@ export class CallTurns {
     for (let i = 0; i < queue.length; i++) {
       const call = queue[i]!;
       if (call.cancelled) continue;
-      if (this.start(call) && i < queue.length - 1 && this.holds()) {
+      if (this.start(call) || this.gateBusy?.()) {
         this.queue = queue.slice(i + 1);
-        this.timer = nextTurn(this.nextBound);
-        return;
+        if (this.queue.length > 0) {
+          this.timer = nextTurn(this.nextBound);
+          return;
+        }
       }
     }
     this.drained();

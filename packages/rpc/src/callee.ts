@@ -193,12 +193,12 @@ export class Callee {
       }
       parsed.push(call);
     }
+    this.frameArrived();
     for (const call of parsed) this.schedule(call);
-    this.frameScheduled();
   }
 
-  /** Every call of the frame read last was scheduled (the server ends the frame's turn). */
-  protected frameScheduled(): void {}
+  /** A frame's calls are about to be scheduled: a new event (the server's call turns). */
+  protected frameArrived(): void {}
 
   /**
    * Whether `call` may run here; when not, it is answered (and settled, for calls that pipeline
@@ -260,7 +260,7 @@ export class Callee {
     if (pendingDep) {
       // Pipelined on a call that is still running: start when it settles.
       this.busy(call);
-      (pendingDep.waiters ??= []).push(() => this.start(call));
+      (pendingDep.waiters ??= []).push(() => this.resume(call));
       return;
     }
     call.started = true;
@@ -276,6 +276,11 @@ export class Callee {
       this.notifying--;
       this.complete(call, outcome);
     });
+  }
+
+  /** Starts `call`, whose dependency has settled (the server: in its turn, call-turns.ts). */
+  protected resume(call: Incoming): void {
+    this.start(call);
   }
 
   /** `call` started and waits (on a call it pipelines on, or on its own `await`). */

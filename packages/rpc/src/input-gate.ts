@@ -1,29 +1,30 @@
 /**
- * What a Durable Object's input gate is holding for, as far as dorpc can see: its storage
- * operations in flight (the methods of `ctx.storage` that return a promise) and a running
- * `ctx.blockConcurrencyWhile`. While any is pending the runtime delivers no new event to the
- * object, so a native call made meanwhile would start only after it.
+ * What a Durable Object's input gate is holding for, as far as dorpc can see: its storage reads
+ * in flight (`get`, `list`, `getAlarm` of `ctx.storage`, and `transaction()`, whose closure reads)
+ * and a running `ctx.blockConcurrencyWhile`. While one is pending the runtime delivers no new
+ * event to the object, so a native call made meanwhile would start only after it. Writes are not
+ * counted: they land in the storage's cache at once, and what their promises wait for is the
+ * output gate's.
  *
- * call-turns.ts asks `busy` when a call of a frame has gone async: only then do the calls after
- * it wait for a later event (a timer turn, which the gate holds back); behind an await on
- * anything else (a timer, a `fetch`, another object) native calls would be delivered at once,
- * and so they start at once, in the frame's event, without paying for a timer turn.
+ * call-turns.ts asks `busy` when a call of a frame has returned without awaiting: a call that
+ * left a read pending (`void storage.get(k).then(…)`) or a `blockConcurrencyWhile` running holds
+ * the calls after it back to a later event as one that awaits does; and outside workerd, where
+ * no runtime holds that event back, the turn itself waits while the gate holds.
  *
  * Each watched method returns a promise of its own that settles as the runtime's does (one
  * microtask later), so a rejection nobody handles is still reported. Code that kept a method of
  * the storage from before dorpc watched it (`const get = ctx.storage.get.bind(ctx.storage)` in
- * the constructor) is not seen; calls behind it then start at once, as they did before call
- * turns existed.
+ * the constructor) is not seen.
  *
- * Internal module (workerd; a Node object with no `ctx` has no gate, and its calls always wait).
+ * Internal module (workerd; an object run in Node whose `ctx` has a `storage` gets the same view).
  */
 
-/** The methods of `ctx.storage` that may return a promise. */
-const STORAGE_METHODS = ["get", "list", "put", "delete", "deleteAll", "getAlarm", "setAlarm", "deleteAlarm", "transaction", "sync"];
+/** The methods of `ctx.storage` whose pending promise holds the input gate. */
+const STORAGE_READS = ["get", "list", "getAlarm", "transaction"];
 
 /** The view of one object's input gate. */
 export interface InputGate {
-  /** Whether a storage operation or `blockConcurrencyWhile` is pending. */
+  /** Whether a storage read or `blockConcurrencyWhile` is pending. */
   readonly busy: boolean;
 }
 
@@ -61,10 +62,10 @@ export function watchInputGate(ctx: unknown): InputGate | undefined {
         return result.then(settled, failed);
       };
     } catch {
-      // A frozen object: not watched (its calls behind an await start at once).
+      // A frozen object: not watched.
     }
   };
-  for (const name of STORAGE_METHODS) watch(storage as Record<string, unknown>, name);
+  for (const name of STORAGE_READS) watch(storage as Record<string, unknown>, name);
   watch(ctx as Record<string, unknown>, "blockConcurrencyWhile");
   gates.set(ctx, gate);
   return gate;

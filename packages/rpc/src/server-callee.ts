@@ -267,8 +267,13 @@ export class ServerCallee extends Callee {
     this.start(call);
   }
 
-  protected override frameScheduled(): void {
-    this.turns.endTurn();
+  protected override frameArrived(): void {
+    this.turns.newEvent();
+  }
+
+  protected override resume(call: Incoming): void {
+    if (this.server.sequential) this.start(call);
+    else this.turns.add(call);
   }
 
   /** Starts `call`; whether it went async (concurrent ordering, see call-turns.ts). */
@@ -293,6 +298,10 @@ export class ServerCallee extends Callee {
       if (this.active === call) this.active = undefined;
       // Cancelled while it waited: never admitted (it would hold the record's entry for its id).
       if (!call.cancelled && this.admit(call, true)) {
+        if (!this.server.sequential) {
+          this.turns.add(call);
+          return;
+        }
         this.start(call);
         // Ended at once (a synchronous method): `ended` saw no active call to drain behind.
         if (!this.active) this.drain();

@@ -83,6 +83,8 @@ interface Sub {
   readonly start: number;
   /** When it was made (`Date.now()` and `monotonic()`: one counts a sleeping machine, the other a clock set back). */
   readonly madeAt: { wall: number; mono: number };
+  /** A first subscribe of it was cut with its connection (it may have run without its answer). */
+  firstCut: boolean;
   /** A subscribe call is on its way: do not send another. */
   sending: boolean;
   closed: boolean;
@@ -163,6 +165,7 @@ export class Subscriptions {
       cursor: since,
       start: ++this.made,
       madeAt: { wall: Date.now(), mono: monotonic() },
+      firstCut: false,
       sending: false,
       closed: false,
       ready: { promise, resolve, reject, settled: false },
@@ -210,8 +213,8 @@ export class Subscriptions {
     });
     call.observed = true;
     if (first) {
-      // With no cursor yet, a drop resends it as it is, in its place: the object answers a
-      // start it kept for the token, or starts it there, before the calls made after it.
+      // With no cursor yet, a drop resends it as it is, in its place: the object starts it where
+      // it kept this subscription's start, or (it never arrived) now, before the calls made after it.
       call.idempotent = true;
       call.retries = Number.MAX_SAFE_INTEGER;
     } else {
@@ -224,7 +227,10 @@ export class Subscriptions {
       if (!call.ok) {
         const error = call.error;
         // Lost with its connection: the next open sends it again. Anything else is final.
-        if (RpcError.is(error) && error.code === "DISCONNECTED") return;
+        if (RpcError.is(error) && error.code === "DISCONNECTED") {
+          if (first) sub.firstCut = true;
+          return;
+        }
         this.subs.delete(sub.topic);
         sub.closed = true;
         if (!sub.ready.settled) {
@@ -245,8 +251,9 @@ export class Subscriptions {
         } else this.ended(sub, error);
         return;
       }
-      // A first answer after a day away: the object may no longer have kept where it started.
-      const stale = first && call.sentBefore && !result.resync && sub.cursor === undefined && this.away(sub) >= START_TRUSTED_MS;
+      // A first subscribe cut before its answer, answered a day later from now (not from the
+      // start kept for it): the start may have been dropped, and events after it missed.
+      const stale = first && (call.sentBefore || sub.firstCut) && !result.resync && !result.resumed && this.away(sub) >= START_TRUSTED_MS;
       if (result.resync || stale) {
         const info: ResyncInfo = { topic: sub.topic, cursor: sub.cursor, oldest: result.resync?.oldest ?? result.seq, latest: result.seq };
         sub.cursor = result.seq;
@@ -316,6 +323,10 @@ export class Subscriptions {
       const { topic } = sub;
       const call = this.session.call({ kind: "system" }, ["unsubscribe"], [topic]);
       call.observed = true;
+      // Cut with its connection, it goes again in its place, as the first subscribe it undoes
+      // does (repeating it is harmless); failed instead, that subscribe would stand alone.
+      call.idempotent = true;
+      call.retries = Number.MAX_SAFE_INTEGER;
       this.closing.set(topic, (this.closing.get(topic) ?? 0) + 1);
       call.whenSettled(() => {
         const left = this.closing.get(topic)! - 1;
@@ -336,13 +347,13 @@ export class Subscriptions {
 }
 
 /** The object's answer to `subscribe` (topics.ts `SubscribeResult`), or `undefined` when it is not one. */
-function subscribeAnswer(value: unknown): { seq: number; resync?: { oldest: number } } | undefined {
+function subscribeAnswer(value: unknown): { seq: number; resync?: { oldest: number }; resumed: boolean } | undefined {
   if (typeof value !== "object" || value === null) return undefined;
-  const { seq, resync } = value as { seq?: unknown; resync?: unknown };
+  const { seq, resync, resumed } = value as { seq?: unknown; resync?: unknown; resumed?: unknown };
   if (!Number.isSafeInteger(seq) || (seq as number) < 0) return undefined;
-  if (resync === undefined) return { seq: seq as number };
+  if (resync === undefined) return { seq: seq as number, resumed: resumed === true };
   const oldest = (resync as { oldest?: unknown } | null)?.oldest;
-  return Number.isSafeInteger(oldest) ? { seq: seq as number, resync: { oldest: oldest as number } } : undefined;
+  return Number.isSafeInteger(oldest) ? { seq: seq as number, resync: { oldest: oldest as number }, resumed: resumed === true } : undefined;
 }
 
 const managers = new WeakMap<ClientSession, Subscriptions>();

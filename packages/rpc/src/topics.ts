@@ -35,6 +35,8 @@ export interface SubscribeResult {
   seq: number;
   /** Set when the events after the client's cursor are no longer kept: it must resync. */
   resync?: { oldest: number };
+  /** A first subscribe made again: it went on from the start kept for it (not from now). */
+  resumed?: true;
 }
 
 /** Most topics one socket may subscribe to (they live in its 2 KiB attachment). */
@@ -139,14 +141,14 @@ class TopicLog {
 
   /**
    * Where subscription `sub` of client session `session` (made without `since`) started on
-   * `topic`: the start kept when its first subscribe ran, if one did (this is that subscribe
-   * resent after its answer was lost); otherwise `latest`, kept from now on in the session's row
+   * `topic`: `{ kept }`, the start kept when its first subscribe ran, if one did (this is that
+   * subscribe resent after its answer was lost); otherwise `latest`, kept from now on in the session's row
    * for the topic (a client has one subscription per topic at a time: a later one replaces it).
    */
-  startOf(topic: string, session: string, sub: number, latest: number): number {
+  startOf(topic: string, session: string, sub: number, latest: number): number | { kept: number } {
     this.ensureStarts();
     const kept = this.sql.exec("SELECT sub, seq FROM _dorpc_topic_starts WHERE session = ? AND topic = ?", session, topic).toArray()[0];
-    if (kept && kept.sub === sub) return kept.seq as number;
+    if (kept && kept.sub === sub) return { kept: kept.seq as number };
     // A newer subscription's row stays: this one was closed (its unsubscribe follows).
     if (kept && (kept.sub as number) > sub) return latest;
     const now = Date.now();
@@ -305,12 +307,16 @@ export function topicSystem(target: object, ws: WebSocket, topics: ReadonlyMap<s
       const result: SubscribeResult = { seq: latest };
       // Without `since`, the subscription's number: from where its first subscribe started (kept
       // per client session: a socket that never said hello keeps none).
-      const from =
-        since !== undefined && since !== null
-          ? (since as number)
-          : typeof start === "number" && attachment.session !== undefined
-            ? log.startOf(name, attachment.session, start, latest)
-            : latest;
+      let from = latest;
+      if (since !== undefined && since !== null) from = since as number;
+      else if (typeof start === "number" && attachment.session !== undefined) {
+        const found = log.startOf(name, attachment.session, start, latest);
+        if (typeof found === "number") from = found;
+        else {
+          from = found.kept;
+          result.resumed = true;
+        }
+      }
       if (from !== latest) {
         const missed = from < latest ? log.after(name, from) : undefined;
         // Events replayed to this connection before are counted: it is replayed again at most
