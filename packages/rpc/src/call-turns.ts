@@ -9,13 +9,13 @@
  * run the second call at the first one's storage await, and lose one of two increments. Here a
  * call starts in the frame's event only while the calls before it ran to the end synchronously
  * (most do: SQLite storage is synchronous) and left the gate open; after one went async, or left
- * a storage read or `blockConcurrencyWhile` pending (input-gate.ts), the rest wait for a timer
- * turn, which the input gate holds back until the pending operation has completed — the same
+ * a storage read or `blockConcurrencyWhile` pending (input-gate.ts), the rest wait for a later
+ * event, which the input gate holds back until the pending operation has completed — the same
  * place native calls would start. The turn is taken after every await, whatever it waits for: a
  * method may reach its storage read only after some microtask steps (`await this.ready`, a
  * digest), which no check made when it returns could see, and the turn comes after them. It costs
- * about a millisecond under `wrangler dev` (docs/performance.md). A call that pipelines on a call
- * of its frame starts through here too, when that call has settled.
+ * about 20 µs in workerd (docs/performance.md). A call that pipelines on a call of its frame
+ * starts through here too, when that call has settled.
  *
  * Calls of later frames queue behind calls still waiting here: calls start in the order they
  * were sent.
@@ -24,26 +24,44 @@
  */
 import type { Incoming } from "./incoming-call.js";
 
-type Turn = ReturnType<typeof setTimeout>;
+type Turn = { cancel(): void };
 
 /**
- * A later event: in workerd a timer, which the input gate holds back while a storage operation
- * is pending; elsewhere (an object run in Node, in tests) `setImmediate`, the next turn of the
- * event loop without a timer's minimum delay.
+ * A later event. In workerd, the settling of reading an empty `Response` body: the runtime
+ * delivers it as an I/O completion, an event of its own after the microtasks of this one, which
+ * the input gate holds back while a storage operation is pending — as it would a native call.
+ * It costs about 20 µs; a timer or `scheduler.wait(0)`, the same kind of event, costs a
+ * millisecond or more, and a `MessageChannel` message or a digest settles among the microtasks
+ * (measured in workerd: docs/performance.md). Elsewhere (an object run in Node, in
+ * tests) `setImmediate`, the next turn of the event loop.
  */
 const inWorkerd = typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
 const immediate = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
 const clearImmediateFn = (globalThis as { clearImmediate?: (handle: unknown) => void }).clearImmediate;
-const nextTurn = (fn: () => void): Turn => (!inWorkerd && immediate ? (immediate(fn) as Turn) : setTimeout(fn, 0));
-const cancelTurn = (turn: Turn): void => {
-  if (!inWorkerd && clearImmediateFn) clearImmediateFn(turn);
-  else clearTimeout(turn);
+const nextTurn = (fn: () => void): Turn => {
+  if (inWorkerd) {
+    let live = true;
+    void new Response("").arrayBuffer().then(() => {
+      if (live) fn();
+    });
+    return {
+      cancel() {
+        live = false;
+      },
+    };
+  }
+  if (immediate && clearImmediateFn) {
+    const handle = immediate(fn);
+    return { cancel: () => clearImmediateFn(handle) };
+  }
+  const handle = setTimeout(fn, 0);
+  return { cancel: () => clearTimeout(handle) };
 };
 
 export class CallTurns {
   /** Calls waiting for the next turn, in order; `[]` while the last one started went async this turn. */
   private queue: Incoming[] | undefined;
-  private timer: Turn | undefined;
+  private turn: Turn | undefined;
   private readonly nextBound = () => this.next();
 
   constructor(
@@ -60,7 +78,7 @@ export class CallTurns {
 
   /** Whether no call waits here for its turn. */
   get idle(): boolean {
-    return this.queue === undefined || (this.queue.length === 0 && this.timer === undefined);
+    return this.queue === undefined || (this.queue.length === 0 && this.turn === undefined);
   }
 
   /**
@@ -70,7 +88,7 @@ export class CallTurns {
   add(call: Incoming): void {
     if (this.queue || this.gateBusy?.()) {
       (this.queue ??= []).push(call);
-      this.timer ??= nextTurn(this.nextBound);
+      this.turn ??= nextTurn(this.nextBound);
       return;
     }
     // What comes after it waits, until the next frame (`newEvent`): it went async, or it left
@@ -83,16 +101,16 @@ export class CallTurns {
    * an earlier event that went async holds back nothing that starts in it.
    */
   newEvent(): void {
-    if (this.queue?.length === 0 && this.timer === undefined) this.queue = undefined;
+    if (this.queue?.length === 0 && this.turn === undefined) this.queue = undefined;
   }
 
   private next(): void {
     // Outside workerd no runtime holds the turn back while the gate is closed: wait it out here.
     if (!inWorkerd && this.gateBusy?.()) {
-      this.timer = nextTurn(this.nextBound);
+      this.turn = nextTurn(this.nextBound);
       return;
     }
-    this.timer = undefined;
+    this.turn = undefined;
     const queue = this.queue ?? [];
     this.queue = undefined;
     for (let i = 0; i < queue.length; i++) {
@@ -101,7 +119,7 @@ export class CallTurns {
       if (this.start(call) || this.gateBusy?.()) {
         this.queue = queue.slice(i + 1);
         if (this.queue.length > 0) {
-          this.timer = nextTurn(this.nextBound);
+          this.turn = nextTurn(this.nextBound);
           return;
         }
       }
@@ -111,8 +129,8 @@ export class CallTurns {
 
   /** The connection ended: nothing more starts. */
   clear(): void {
-    if (this.timer !== undefined) cancelTurn(this.timer);
-    this.timer = undefined;
+    this.turn?.cancel();
+    this.turn = undefined;
     this.queue = undefined;
   }
 }
