@@ -71,6 +71,7 @@ describe("what the smallest page bundles", () => {
     expect(await pageModules(MINIMAL_PAGE)).toEqual([
       "access.js", // rule 1 and rules 2–3 for calls the object makes on the client (callbacks, expose)
       "blobs.js",
+      "borrowed-stubs.js", // when the stubs a call received go back (callbacks the client serves)
       "brands.js",
       "byte-records.js",
       "bytes.js",
@@ -79,11 +80,13 @@ describe("what the smallest page bundles", () => {
       "call-settling.js",
       "call-timeouts.js",
       "call-writer.js",
+      "callee-config.js",
       "callee-references.js",
       "callee-replies.js",
       "callee.js", // the client serves callbacks it passes and what it exposes
       "caller.js",
       "chain.js",
+      "client-controls.js", // rpcConnection, withCallOptions, rpcDispose, subscribe, getRpcSession
       "client-schemas.js", // the validate option is checked when the client is made
       "client-url.js", // the connect URL, checked as the router reads it
       "client.js",
@@ -92,6 +95,7 @@ describe("what the smallest page bundles", () => {
       "connection.js",
       "decoder.js",
       "diagnose.js", // CONNECT_FAILED says why the WebSocket did not open
+      "encode-context.js",
       "encoder.js",
       "envelopes.js",
       "errors.js",
@@ -118,7 +122,9 @@ describe("what the smallest page bundles", () => {
       "schema-check.js",
       "session-closes.js",
       "session.js",
+      "slot-readers.js",
       "standard-schema.js",
+      "stub-release.js",
       "timers.js",
       "validate.js",
       "websocket-transport.js",

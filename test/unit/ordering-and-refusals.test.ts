@@ -82,7 +82,7 @@ class Caller2 {
 }
 
 describe("withCallOptions refusing its options", () => {
-  // client.ts withCallOptions: a signal that is not an AbortSignal returns a promise rejected with
+  // client-controls.ts withCallOptions: a signal that is not an AbortSignal returns a promise rejected with
   // BAD_OPTION, but the call passed in was already made (queued) and is still sent and run by the
   // object: the caller is told its call failed while it ran (a retry runs it twice). a call whose
   // options are refused is not sent (api.md withCallOptions: options "reach it before its frame

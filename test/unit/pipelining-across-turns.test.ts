@@ -5,7 +5,7 @@
  * echo call has ended by then. `[echo(fn), tick(), invoke(echo result, 5)]` failed RELEASED: the
  * echo call's borrowed stub of `fn` was released when it ended, before the dependent built its
  * arguments. A call's borrowed stubs are now kept until every later call of its frame that
- * pipelines on it has built its arguments or settled without running (callee.ts, `dependents`),
+ * pipelines on it has built its arguments or settled without running (borrowed-stubs.ts),
  * under both orderings. Also checked: both ends' tables (the object's imports, the client's
  * exports) end empty when the dependent fails, is cancelled before it starts, or its dependency
  * fails.

@@ -4,7 +4,7 @@
  * call makes the dependent start in a later event (call-turns.ts), after the echo call ended;
  * `[echo(fn), tick(), callBack(echo result, 3)]` failed RELEASED, as the echo call's borrowed
  * stub of `fn` was released at its end. It is now kept until the dependent has built its
- * arguments (callee.ts, `dependents`). The unit tier covers both orderings and the failure
+ * arguments (borrowed-stubs.ts). The unit tier covers both orderings and the failure
  * paths (test/unit/pipelining-across-turns.test.ts).
  *
  * `echo` and `tick` are given to the one instance under test, on a prototype of its own between

@@ -6,13 +6,13 @@
  *
  * Internal module.
  */
+import { dateTime, regexpSource } from "./slot-readers.js";
+
 const { getPrototypeOf } = Object;
-const dateTime = Date.prototype.getTime;
 const numberValue = Number.prototype.valueOf;
 const stringValue = String.prototype.valueOf;
 const booleanValue = Boolean.prototype.valueOf;
 const bigintValue = BigInt.prototype.valueOf;
-const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
 export const bufferLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength")!.get!;
 export const sharedBufferLength =
   typeof SharedArrayBuffer === "function" ? Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength")?.get : undefined;

@@ -7,7 +7,7 @@
  * Internal module.
  */
 import { pendingBlob } from "./blobs.js";
-import type { EncodeContext } from "./encoder.js";
+import type { EncodeContext } from "./encode-context.js";
 import type { WireRecord } from "./envelopes.js";
 import { Refusal } from "./paths.js";
 import {

@@ -25,7 +25,8 @@ import { CallFlags, RefRecord, type WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import type { Base, OutgoingCall } from "./outgoing-call.js";
-import { type CallMaker, followData, proxyInfo, readFrom, type StubHolder, stubEnded, stubHolder } from "./proxy.js";
+import { type CallMaker, followData, proxyInfo, readFrom, type StubHolder, stubHolder } from "./proxy.js";
+import { stubEnded } from "./stub-release.js";
 import type { ExportTable } from "./references.js";
 import { RpcTarget } from "./rpc-target.js";
 

@@ -3,10 +3,12 @@
  * Durable Object, or what a client exposes), its exports, or results pipelined in the same frame.
  * One implementation for both ends; runtime-neutral.
  *
- * Writing and sending a call's answer is `CalleeReplies`' (callee-replies.ts). What only a Durable
- * Object needs (its delivery record, sequential ordering, waiting until idle for an HTTP batch,
- * `rpcCaller()`) is added by `ServerCallee` (server-callee.ts) through the protected hooks below,
- * so a client does not carry it.
+ * callee-config.ts holds how an end is set up and what a call's target reaches under it;
+ * borrowed-stubs.ts, when the stubs a call borrowed go back; callee-replies.ts (`CalleeReplies`),
+ * writing and sending a call's answer. What only a Durable Object needs (its delivery record,
+ * sequential ordering, waiting until idle for an HTTP batch, `rpcCaller()`) is added by
+ * `ServerCallee` (server-callee.ts) through the protected hooks below, so a client does not
+ * carry it.
  *
  * Invariants:
  *  - Every envelope of a frame is checked (shape, names, limits, references) before any call of
@@ -23,9 +25,10 @@
  *
  * Internal module.
  */
-import type { AccessPolicy } from "./access.js";
-import { type ChainEnv, type Cursor, type Finished, type RootRule, runSteps } from "./chain.js";
-import { ownError, refuse } from "./refusals.js";
+import { dependentDone, dependOn, endBorrowing } from "./borrowed-stubs.js";
+import { type CalleeConfig, isSystem, startingPoint, SYSTEM_CALL_ROOM } from "./callee-config.js";
+import { type ChainEnv, type Cursor, type Finished, runSteps } from "./chain.js";
+import { ownError } from "./refusals.js";
 import { decodeContext } from "./codec.js";
 import type { ReferenceResolver } from "./decoder.js";
 import { asRpcError, failed, type Outcome, type Reply } from "./replies.js";
@@ -34,44 +37,13 @@ import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
-import type { RpcLimits } from "./limits.js";
-import { releaseHolder } from "./proxy.js";
 import { buildArguments, type FrameState, frameReferences, type PipelineConfig } from "./callee-references.js";
 import { releaseUnbuilt, releaseUnread } from "./references.js";
 
-/** How one end serves the calls it receives. */
-export interface CalleeConfig {
-  /** What target 0 reaches; `undefined`: nothing (a client that exposes nothing). */
-  readonly root: object | undefined;
-  /** What system calls (`CallFlags.System`) reach: dorpc's own methods on this end. */
-  readonly system?: object;
-  readonly rootRule: RootRule;
-  /** Named in errors (`No method … is reachable on Counter`). */
-  readonly label: string;
-  readonly policy: AccessPolicy;
-  readonly limits: Readonly<RpcLimits>;
-  readonly exposeErrorStack: boolean;
-  /** Values never stepped into or sent (the object, its env, its ctx). */
-  isPlatformState(value: unknown): boolean;
-  /** A notification (no reply) failed: nobody else will hear of it. */
-  onNotificationError(error: unknown): void;
-  /** Never sent in a result or thrown value, named in the refusal (a Durable Object's env, ctx, …). */
-  readonly forbidden?: ReadonlyMap<object, string>;
-  /**
-   * `requireSchemas` (a Durable Object's option): the refusal of a call to a function without an
-   * argument schema, `name` the method's or `undefined` for a handed-out function. System calls
-   * are exempt: they are dorpc's.
-   */
-  readonly requireSchemas?: (name: string | undefined) => RpcError;
-}
+/** Where callee-replies.ts and server-callee.ts take it from. */
+export type { CalleeConfig } from "./callee-config.js";
 
 const noop = () => {};
-
-/**
- * How many of dorpc's own calls may run above `limits.maxPendingCalls`: a subscribe and an
- * unsubscribe for each topic a connection may hold (topics.ts allows 32).
- */
-const SYSTEM_CALL_ROOM = 64;
 
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
@@ -179,12 +151,7 @@ export class Callee {
         if (body.length > 1) (frame.byId ??= new Map()).set(id, refusedCall(id, refusal));
         continue;
       }
-      if (call.deps) {
-        for (const dep of call.deps) {
-          dep.referenced = true;
-          dep.dependents = (dep.dependents ?? 0) + 1;
-        }
-      }
+      if (call.deps) dependOn(call.deps);
       if (id > 0) {
         this.running.set(id, call);
         // Only a later call of the frame can pipeline on it: a frame of one needs no index.
@@ -225,13 +192,7 @@ export class Callee {
   protected usedDeps(call: Incoming): void {
     if (call.depsUsed || !call.deps) return;
     call.depsUsed = true;
-    for (const dep of call.deps) {
-      dep.dependents = (dep.dependents ?? 1) - 1;
-      if (dep.dependents === 0 && dep.releaseLater) {
-        dep.releaseLater = false;
-        releaseBorrowed(dep);
-      }
-    }
+    for (const dep of call.deps) dependentDone(dep);
   }
 
   /** Answers `call` with `error` without running it. */
@@ -300,7 +261,7 @@ export class Callee {
     let cursor: Cursor;
     let value: unknown;
     try {
-      cursor = this.startingPoint(call);
+      cursor = startingPoint(call, this.config, this.conn);
       buildArguments(this.conn, call, this.pipeline);
       this.usedDeps(call);
       this.entering(call);
@@ -317,30 +278,6 @@ export class Callee {
     }
     this.complete(call, { ok: true, value });
     return undefined;
-  }
-
-  /** Where the chain of `call` starts: the root, an export, or a pipelined result. */
-  private startingPoint(call: Incoming): Cursor {
-    const { target } = call;
-    if (call.flags & CallFlags.System) {
-      if (target !== 0 || !this.config.system)
-        refuse(new RpcError("NOT_FOUND", `${this.config.label} takes no system calls of this kind.`));
-      return cursorAt(this.config.system, "expose", undefined);
-    }
-    const { requireSchemas } = this.config;
-    if (target === 0) {
-      if (!this.config.root) {
-        refuse(new RpcError("NOT_FOUND", `${this.config.label} exposes nothing to call: pass { expose: … } to createRpcClient.`));
-      }
-      return cursorAt(this.config.root, this.config.rootRule, requireSchemas);
-    }
-    if (target > 0) {
-      const entry = this.conn.exports.get(target);
-      if (!entry) refuse(this.conn.lostExport(target));
-      return cursorAt(entry.value, "value", requireSchemas);
-    }
-    const dep = call.deps![0]!;
-    return cursorAt((dep.outcome as { value: unknown }).value, "value", requireSchemas);
   }
 
   /** A call ended: release what it borrowed, keep its outcome for dependents, reply. */
@@ -373,10 +310,7 @@ export class Callee {
     // the later calls of its frame that pass its result on have taken holders of their own
     // (pipelined-copy.ts), as a round trip's new reference would be theirs; they may start in a
     // later event (call-turns.ts, sequential ordering).
-    if (call.borrowed) {
-      if ((call.dependents ?? 0) > 0) call.releaseLater = true;
-      else releaseBorrowed(call);
-    }
+    if (call.borrowed) endBorrowing(call);
     this.ended(call);
   }
 
@@ -443,22 +377,4 @@ export class Callee {
 
   /** Keeps the reply of a recorded call (server-callee.ts). */
   protected record(_call: Incoming, _reply: Reply): void {}
-}
-
-function cursorAt(value: unknown, rule: Cursor["rule"], requireSchemas: Cursor["requireSchemas"]): Cursor {
-  return { value, method: undefined, receiver: undefined, rule, name: undefined, requireSchemas };
-}
-
-/** Whether a calls-frame envelope carries the System flag (dorpc's own call, see `CallFlags`). */
-function isSystem(envelope: unknown[]): boolean {
-  const flags = envelope[3];
-  return typeof flags === "number" && (flags & CallFlags.System) !== 0;
-}
-
-/** Ends the holders of the stubs `call` received as arguments (not kept with `dup()`). */
-function releaseBorrowed(call: Incoming): void {
-  for (const holder of call.borrowed!) {
-    if (!holder.disposed) holder.callEnded = true;
-    releaseHolder(holder);
-  }
 }

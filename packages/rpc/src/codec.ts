@@ -15,7 +15,8 @@
  */
 import { readBytes, writeBytes } from "./bytes.js";
 import { type DecodeContext, bad, fromRecords } from "./decoder.js";
-import { type EncodeContext, writeRecords } from "./encoder.js";
+import type { EncodeContext } from "./encode-context.js";
+import { writeRecords } from "./encoder.js";
 import { type ApplyStep, type RecordTable, ValueTag } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { checkJsonValue, isJsonNumber, JsonSnapshot } from "./json-path.js";
@@ -27,8 +28,8 @@ const OBJECT_PROTO = Object.prototype;
 const ARRAY_PROTO = Array.prototype;
 
 export type { DecodeContext, ReferenceResolver } from "./decoder.js";
-export type { EncodeContext } from "./encoder.js";
-export { Substitute } from "./encoder.js";
+export type { EncodeContext } from "./encode-context.js";
+export { Substitute } from "./encode-context.js";
 export { buildTable } from "./decoder.js";
 export type { PendingBlob } from "./blobs.js";
 export { resolveBlobs } from "./blobs.js";

@@ -9,12 +9,12 @@
  *  - `export const Counter = withRpc(CounterBase, options)` (rpc-durable-object.ts)
  *  - `handleRpcRequest` / `handleRpcMessage` / `handleRpcClose` inside your own handlers (here).
  *
- * What server.ts does not re-export (`rpcMessage`, `closeQuietly`, `prepareStorage`)
- * is internal: the base class and the mixin are built on it.
+ * Who is calling (`rpcCaller()`) is rpc-caller.ts'. What server.ts does not re-export
+ * (`rpcMessage`, `closeQuietly`, `prepareStorage`) is internal: the base class and the mixin are
+ * built on it.
  */
 import { DurableObject } from "cloudflare:workers";
 import { stopAtPrototype } from "./access.js";
-import { currentCall } from "./current-call.js";
 import {
   type ChannelHooks,
   channelClosed,
@@ -46,54 +46,6 @@ import {
 import { deliveryOf } from "./delivery-binding.js";
 import { handleBatch, type HttpChannel } from "./http-batch.js";
 import { publish, topicSystem, watchTopicLog } from "./topics.js";
-
-/** Who is calling: the attachment of the connection whose call is running. */
-export interface RpcCaller {
-  identity: unknown;
-  connectedAt: number;
-  /**
-   * The caller's socket (e.g. to close it, or to pass to `this.client(…)`); `undefined` for a
-   * caller that came over HTTP batch, which has no socket and cannot be called back.
-   */
-  socket: WebSocket | undefined;
-  /**
-   * Aborts when the caller gives up on this call (its timeout or AbortSignal) or disconnects.
-   * Pass it to `fetch` and other cancellable work; check `signal.aborted` in long loops.
-   */
-  signal: AbortSignal;
-}
-
-/**
- * The caller of the RPC method that is running, or `undefined` outside one. Read it at the start
- * of the method, before any `await`: there is no async context to carry it further. Survives
- * hibernation (it lives in the socket attachment).
- */
-export function rpcCaller(): RpcCaller | undefined {
-  const call = currentCall();
-  if (!call) return undefined;
-  const channel = call.channel as Partial<HttpChannel>;
-  if (channel.http) {
-    return {
-      identity: channel.identity,
-      connectedAt: channel.connectedAt ?? 0,
-      socket: undefined,
-      get signal() {
-        return call.signal;
-      },
-    };
-  }
-  const socket = call.channel as WebSocket;
-  if (typeof socket.deserializeAttachment !== "function") return undefined;
-  const attachment = readAttachment(socket);
-  return {
-    identity: attachment?.identity,
-    connectedAt: attachment?.connectedAt ?? 0,
-    socket,
-    get signal() {
-      return call.signal;
-    },
-  };
-}
 
 // Whichever way in an object takes, the members of workerd's base class are never reachable.
 stopAtPrototype(DurableObject.prototype);

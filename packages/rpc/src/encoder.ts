@@ -2,7 +2,8 @@
  * The record writer: flattens any structured-clone value into a record table (records.ts for
  * the layout, docs/protocol.md for the types). This file says what each value becomes; the walk
  * that orders the records, bounds the depth and names where a failure happened is
- * record-walk.ts.
+ * record-walk.ts; what the writer is given (`EncodeContext`, `Substitute`) is encode-context.ts;
+ * the built-in methods it reads a Date, RegExp, Map or Set with are slot-readers.ts.
  *
  * Invariants:
  *  - Each property is read once. Plain objects and arrays the JSON walk already copied
@@ -14,75 +15,18 @@
  * Internal module.
  */
 import { FromRefer, type Holder, INTO_LIST, INTO_PAIRS, INTO_SLOTS, RecordWalk } from "./record-walk.js";
-import type { PendingBlob } from "./blobs.js";
 import { ByteRecords } from "./byte-records.js";
+import { type EncodeContext, Substitute } from "./encode-context.js";
 import type { RecordTable, WireRecord } from "./envelopes.js";
 import { BY_INDEX, describeThrown, Literal, MAP_ENTRIES, PairKeys, Refusal, type Segment, SET_ELEMENTS } from "./paths.js";
 import { BlobCtor, Ext, NEG_ZERO, T } from "./records.js";
 import { BOXED, brandOf, bufferLength, FAILED, isRealmObjectPrototype, sharedBufferLength, tryCall } from "./brands.js";
-
-/** Per-frame encoding state: blobs are shared by every value of the frame. */
-export interface EncodeContext {
-  /** Binary payloads; a record refers to one by its index here. */
-  blobs: Uint8Array[];
-  /** Include `Error.stack`. */
-  stack: boolean;
-  /** Blob and File bytes still to be read into `blobs` before the frame is written (see blobs.ts). */
-  pending?: PendingBlob[];
-  /** Objects that must never be sent, with how to name them (the server's env, ctx, …). */
-  forbidden?: ReadonlyMap<object, string>;
-  /** Names the value in error messages: "result", "arguments", … Default "value". */
-  label?: string;
-  /** Deepest nesting walked before refusing. Default `DEFAULT_LIMITS.maxDepth`. */
-  maxDepth?: number;
-  /**
-   * Values that travel by reference (functions, `RpcTarget`s, stubs, pending results): the
-   * connection turns one into a reference record (envelopes.ts `RefRecord`), a `Substitute`
-   * (a value already known), or `undefined` when it cannot travel. Without it, they are refused.
-   * What it throws propagates as is (it is the connection's decision, not a read failure).
-   */
-  refer?: (value: object) => WireRecord | Substitute | undefined;
-}
-
-/** Returned by `EncodeContext.refer` when a reference stands for a value that is already known. */
-export class Substitute {
-  constructor(readonly value: unknown) {}
-}
+import { dateTime, mapEntries, regexpFlags, regexpSource, setValues } from "./slot-readers.js";
 
 const { getPrototypeOf, hasOwn, keys: ownKeys } = Object;
 const objectToString = Object.prototype.toString;
 const OBJECT_PROTO = Object.prototype;
 const ARRAY_PROTO = Array.prototype;
-// Brand-checked readers: a subclass or an own property cannot redirect them to user code.
-const mapEntries = Map.prototype.entries;
-const setValues = Set.prototype.values;
-const dateTime = Date.prototype.getTime;
-const regexpSource = Object.getOwnPropertyDescriptor(RegExp.prototype, "source")!.get!;
-/**
- * A RegExp's flags from its [[OriginalFlags]] slot. `RegExp.prototype.flags` reads them through
- * `this.global`, `this.unicode`…, which a subclass or an own property can override: each flag's
- * own getter checks the slot.
- */
-const FLAG_GETTERS = (
-  [
-    ["d", "hasIndices"],
-    ["g", "global"],
-    ["i", "ignoreCase"],
-    ["m", "multiline"],
-    ["s", "dotAll"],
-    ["u", "unicode"],
-    ["v", "unicodeSets"],
-    ["y", "sticky"],
-  ] as const
-).flatMap(([flag, name]) => {
-  const get = Object.getOwnPropertyDescriptor(RegExp.prototype, name)?.get;
-  return get ? [[flag, get] as const] : [];
-});
-function regexpFlags(value: RegExp): string {
-  let flags = "";
-  for (const [flag, get] of FLAG_GETTERS) if (get.call(value) === true) flags += flag;
-  return flags;
-}
 
 /** Flattens `value` into a record table. Throws `RpcError("ENCODE")` for what cannot travel. */
 export function writeRecords(value: unknown, ctx: EncodeContext, copies?: ReadonlyMap<object, object>): RecordTable {

@@ -8,7 +8,8 @@
  *    `client.rooms.open("a").join(user.id)` pipelines without waiting;
  *  - a **stub**: the other end's object or function, passed by reference. Calls on it go to that
  *    object. Disposable (`using`, `[Symbol.dispose]`, `rpcDispose`), `dup()` for another holder,
- *    released when every holder is disposed or garbage-collected, or when the connection ends.
+ *    released when every holder is disposed or garbage-collected, or when the connection ends
+ *    (how a holder ends, and what follows: stub-release.ts).
  *
  * Every proxy answers what it stands for under a module-private symbol key (`INFO`), so the
  * encoder can recognise one passed as an argument and no remote member name (a string) can
@@ -23,6 +24,7 @@ import { RpcError } from "./errors.js";
 import { bounded, type CallOptions } from "./call-options.js";
 import { type Base, type OutgoingCall, thenable, unawaitable } from "./outgoing-call.js";
 import type { ImportEntry, ImportTable } from "./references.js";
+import { disposerOf, finalizer, isAsyncDispose, isDispose, releaseHolder } from "./stub-release.js";
 
 /** What proxies need from the end they call through (a client session, or a server connection). */
 export interface CallMaker {
@@ -97,21 +99,6 @@ export function proxyInfo(value: unknown): Info | undefined {
 export function stubHolder(value: unknown): StubHolder | undefined {
   const info = proxyInfo(value);
   return info?.kind === "stub" ? info : undefined;
-}
-
-/**
- * Where `Symbol.dispose` / `Symbol.asyncDispose` do not exist (Safari), esbuild's lowered `using`
- * looks up `Symbol.for("Symbol.dispose")` instead: answered too, so `await using` works there.
- */
-export const DISPOSE_FALLBACK = Symbol.for("Symbol.dispose");
-const ASYNC_DISPOSE_FALLBACK = Symbol.for("Symbol.asyncDispose");
-
-function isDispose(key: symbol): boolean {
-  return key === Symbol.dispose || key === DISPOSE_FALLBACK;
-}
-
-function isAsyncDispose(key: symbol): boolean {
-  return key === Symbol.asyncDispose || key === ASYNC_DISPOSE_FALLBACK;
 }
 
 /** A function target so that the `apply` trap works; never called itself. */
@@ -330,10 +317,6 @@ export function disposeStubsIn(value: unknown): void {
 // Stubs
 // ---------------------------------------------------------------------------------------------
 
-/** Releases a stub when it becomes unreachable, where the runtime can tell. */
-const finalizer =
-  typeof FinalizationRegistry === "function" ? new FinalizationRegistry<StubHolder>((holder) => releaseHolder(holder)) : undefined;
-
 /** A new holder (stub object) of `entry`. */
 export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTable): object {
   const holder: StubHolder = { mark: INFO, kind: "stub", maker, entry, imports, disposed: false };
@@ -364,11 +347,6 @@ export function makeStub(maker: CallMaker, entry: ImportEntry, imports: ImportTa
   return proxy;
 }
 
-function disposerOf(holder: StubHolder): () => void {
-  holder.disposer ??= () => releaseHolder(holder);
-  return holder.disposer;
-}
-
 function dupStub(holder: StubHolder): object {
   const ended = holder.disposed
     ? {
@@ -380,31 +358,4 @@ function dupStub(holder: StubHolder): object {
     : holder.entry.ended;
   if (ended) throw new RpcError(ended.code, ended.message);
   return makeStub(holder.maker, holder.entry, holder.imports);
-}
-
-/** Ends one holder; the last one releases the import. Idempotent. */
-export function releaseHolder(holder: StubHolder): void {
-  if (holder.disposed) return;
-  holder.disposed = true;
-  finalizer?.unregister(holder);
-  if (--holder.entry.holders === 0) {
-    holder.imports.release(holder.entry, {
-      code: "RELEASED",
-      message: `This stub was disposed (or garbage-collected); the object it referred to on ${holder.maker.label} was released.`,
-    });
-  }
-}
-
-/** Why a call on this stub cannot be made, or `undefined` if it can. */
-export function stubEnded(holder: StubHolder): RpcError | undefined {
-  if (holder.disposed) {
-    return new RpcError(
-      "RELEASED",
-      holder.callEnded
-        ? `This stub was released when the call that passed it ended (dup() it during that call to keep it); the call was not sent to ${holder.maker.label}.`
-        : `This stub was disposed; the call was not sent to ${holder.maker.label}.`,
-    );
-  }
-  const ended = holder.entry.ended;
-  return ended ? new RpcError(ended.code, ended.message) : undefined;
 }

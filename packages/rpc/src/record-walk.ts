@@ -16,7 +16,7 @@
  *
  * Internal module.
  */
-import type { EncodeContext } from "./encoder.js";
+import type { EncodeContext } from "./encode-context.js";
 import type { WireRecord } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";

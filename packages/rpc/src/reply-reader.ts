@@ -23,7 +23,8 @@ import { isWireId, RefRecord, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
 import type { RpcLimits } from "./limits.js";
 import { thenable, unawaitable } from "./outgoing-call.js";
-import { makeStub, releaseHolder, type StubHolder, stubHolder } from "./proxy.js";
+import { makeStub, type StubHolder, stubHolder } from "./proxy.js";
+import { releaseHolder } from "./stub-release.js";
 import { checkReference, releaseExports, releaseUnclaimed } from "./references.js";
 import { failure } from "./replies.js";
 

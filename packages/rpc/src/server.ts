@@ -25,7 +25,7 @@ export type { SubscribeResult } from "./topics.js";
  * Who is calling: `rpcCaller()` during a method; the identity comes from `options.identify`
  * at connect time (e.g. `readIdentityHeader`, set by a `routeDORequest` hook with `withIdentity`).
  */
-export { rpcCaller, type RpcCaller } from "./durable-object.js";
+export { rpcCaller, type RpcCaller } from "./rpc-caller.js";
 export { readIdentityHeader, IDENTITY_HEADER, RPC_SOCKET_TAG, type RpcAttachment } from "./socket-state.js";
 
 /** What dorpc holds in memory per socket (references, calls in progress): for diagnostics. */

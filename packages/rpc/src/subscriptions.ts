@@ -17,7 +17,8 @@
  * Internal module.
  */
 import { RpcError } from "./errors.js";
-import { DISPOSE_FALLBACK, disposeStubsIn, proxyInfo } from "./proxy.js";
+import { disposeStubsIn, proxyInfo } from "./proxy.js";
+import { DISPOSE_FALLBACK } from "./stub-release.js";
 import type { ClientSession } from "./session.js";
 import { monotonic } from "./timers.js";
 
@@ -180,7 +181,7 @@ export class Subscriptions {
       },
       ready: promise,
       close,
-      // `using` where Symbol.dispose does not exist (Safari) looks this key up (see proxy.ts).
+      // `using` where Symbol.dispose does not exist (Safari) looks this key up (see stub-release.ts).
       [DISPOSE_FALLBACK]: close,
     };
     // Where it does not exist, `[Symbol.dispose]` would be a member named "undefined".
