@@ -100,6 +100,7 @@ describe("what the smallest page bundles", () => {
       "envelopes.js",
       "errors.js",
       "frame.js",
+      "id-map.js", // the calls waiting for a reply, by id
       "incoming-call.js",
       "json-path.js",
       "limits.js",

@@ -28,7 +28,7 @@ const ENVELOPE_SLACK = 64;
 /** What sending needs of the caller. */
 export interface SendingHost {
   /** Calls made and not settled, by id. */
-  readonly pending: ReadonlyMap<number, OutgoingCall>;
+  readonly pending: { has(id: number): boolean };
   /** The id the next call will get. */
   readonly nextId: number;
   /** Fails `call` (its Blob could not be read). */

@@ -20,11 +20,12 @@ import type { CallTimeouts } from "./call-timeouts.js";
 import type { Connection } from "./connection.js";
 import { CallFlags } from "./envelopes.js";
 import { clearDeadline } from "./call-options.js";
+import { IdMap } from "./id-map.js";
 import type { OutgoingCall } from "./outgoing-call.js";
 
 export abstract class CallSettling {
   /** Calls made and not settled (queued or waiting for a reply), by id. */
-  readonly pending = new Map<number, OutgoingCall>();
+  readonly pending = new IdMap<OutgoingCall>();
   /** Calls not yet handed to a connection, in order. */
   protected queue: OutgoingCall[] = [];
   /** The open connection calls go out on, if any. */

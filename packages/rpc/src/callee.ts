@@ -37,6 +37,7 @@ import type { Connection } from "./connection.js";
 import { CallFlags, FrameKind } from "./envelopes.js";
 import { cancelledReason, type Incoming, readIncoming, refusedCall } from "./incoming-call.js";
 import { RpcError } from "./errors.js";
+import { IdMap } from "./id-map.js";
 import { buildArguments, type FrameState, frameReferences, type PipelineConfig } from "./callee-references.js";
 import { releaseUnbuilt, releaseUnread } from "./references.js";
 
@@ -47,7 +48,7 @@ const noop = () => {};
 
 export class Callee {
   /** Calls with an id that arrived and are not answered yet (duplicate detection, pending limit). */
-  protected readonly running = new Map<number, Incoming>();
+  protected readonly running = new IdMap<Incoming>();
   /** Calls cancelled while running that have not ended yet (they still count as running). */
   private orphans = 0;
   /** Notifications whose method returned a promise that has not settled (bounded on their own). */
