@@ -13,30 +13,8 @@
  */
 import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf_hooks";
 import { Session } from "node:inspector/promises";
+import { callsAndReps } from "./calls-reps.js";
 import { createRpcClient, rpcDispose } from "@dorpc/rpc";
-
-interface Options {
-  calls: number;
-  reps: number;
-}
-
-function parseArgs(argv: string[]): Options {
-  const options: Options = { calls: 50_000, reps: 8 };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = Number(argv[++i]);
-    if (!Number.isInteger(value) || value < 1) fail(`${arg} needs a positive integer`);
-    if (arg === "--calls") options.calls = value;
-    else if (arg === "--reps") options.reps = value;
-    else fail(`unknown option ${arg}`);
-  }
-  return options;
-}
-
-function fail(message: string): never {
-  process.stderr.write(`client-loop: ${message}\nusage: npm run client-loop --workspace=bench -- [--calls N] [--reps N]\n`);
-  process.exit(2);
-}
 
 /** A WebSocket that answers every dorpc call frame `\u001eC[[id,…` with `\u001eR[[id,0,5]]` on the next turn. */
 class FakeSocket {
@@ -154,7 +132,7 @@ async function allocatedPerCall(call: Call, calls: number): Promise<number> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-const options = parseArgs(process.argv.slice(2));
+const options = callsAndReps("client-loop", process.argv.slice(2), { calls: 50_000, reps: 8 });
 observer.observe({ entryTypes: ["gc"] });
 const clients = { dorpc: await dorpcClient(), hand: await handClient() };
 const reps: Record<keyof typeof clients, Rep[]> = { dorpc: [], hand: [] };

@@ -30,30 +30,8 @@ import { cpus } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Session } from "node:inspector/promises";
 import { fileURLToPath } from "node:url";
+import { callsAndReps } from "./calls-reps.js";
 import { createRpcClient, rpcDispose } from "@dorpc/rpc";
-
-interface Options {
-  calls: number;
-  reps: number;
-}
-
-function parseArgs(argv: string[]): Options {
-  const options: Options = { calls: 3_000, reps: 8 };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = Number(argv[++i]);
-    if (!Number.isInteger(value) || value < 1) fail(`${arg} needs a positive integer`);
-    if (arg === "--calls") options.calls = value;
-    else if (arg === "--reps") options.reps = value;
-    else fail(`unknown option ${arg}`);
-  }
-  return options;
-}
-
-function fail(message: string): never {
-  process.stderr.write(`client-path: ${message}\nusage: npm run client-path --workspace=bench -- [--calls N] [--reps N]\n`);
-  process.exit(2);
-}
 
 /** The peer: dorpc's call frames get `[id,0,5]` replies, the floor's `[id, method, args]` get `[id,5]`. */
 const PEER = `
@@ -209,7 +187,7 @@ async function block(call: Call, calls: number): Promise<Block> {
   };
 }
 
-const options = parseArgs(process.argv.slice(2));
+const options = callsAndReps("client-path", process.argv.slice(2), { calls: 3_000, reps: 8 });
 const peer = await startPeer();
 const clients: Record<string, Client> = {
   dorpc: await dorpcClient(peer.port),
