@@ -62,9 +62,8 @@ async function startPeer(): Promise<{ port: number; stop: () => void }> {
   writeFileSync(file, PEER);
   const pin = cpus().length >= 2 && hasTaskset();
   const last = String(cpus().length - 1);
-  const child = pin
-    ? spawn("taskset", ["-c", last, process.execPath, file], { env: { ...process.env, RESOLVE_FROM: join(benchDir, "package.json") } })
-    : spawn(process.execPath, [file], { env: { ...process.env, RESOLVE_FROM: join(benchDir, "package.json") } });
+  const command = pin ? ["taskset", "-c", last, process.execPath, file] : [process.execPath, file];
+  const child = spawn(command[0]!, command.slice(1), { env: { ...process.env, RESOLVE_FROM: join(benchDir, "package.json") } });
   child.stderr.pipe(process.stderr);
   const port = await new Promise<number>((done, reject) => {
     child.once("error", reject);
