@@ -10,6 +10,7 @@ import { createRpcClient, type RpcClientOptions } from "../../packages/rpc/src/c
 import { DeliveryRecord } from "../../packages/rpc/src/delivery.js";
 import { resolveServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { resolveDelivery } from "../../packages/rpc/src/delivery-options.js";
+import { SessionMemory } from "../../packages/rpc/src/delivery-sessions.js";
 import { CallFlags } from "../../packages/rpc/src/envelopes.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import type { RpcError } from "../../packages/rpc/src/errors.js";
@@ -114,11 +115,16 @@ describe("maxAge against a session whose call is still running", () => {
 describe("window / 4 pruning with a large window", () => {
   // reliability.md: old batches are deleted "at a session's first write in an object instance and
   // then every window / 4 calls". delivery.ts prune uses `window >> 2`, a 32-bit shift.
-  it("window 2^31: 40 calls prune once, not on every batch", async () => {
+  it("window 2^31: 40 calls are due to prune once, not on every batch, and (fewer than the window) delete nothing", async () => {
     using t = setup({}, { window: 2 ** 31, flushAfter: 0 });
     for (let i = 0; i < 40; i++) await t.client.increment();
     const prunes = t.sql.statements.filter((q) => q.startsWith("DELETE FROM _dorpc_replies WHERE session = ?")).length;
-    expect(prunes).toBe(1);
+    expect(prunes).toBe(0);
+    // When a prune is due: at the first batch, then every window / 4 calls (2^29 here).
+    const memory = new SessionMemory(resolveDelivery({ window: 2 ** 31 })!.maxAge);
+    const every = Math.max(1, Math.floor(2 ** 31 / 4));
+    const due = Array.from({ length: 40 }, (_, i) => memory.pruneDue("S", i + 1, every)).filter(Boolean).length;
+    expect(due).toBe(1);
   });
 });
 

@@ -58,7 +58,10 @@ export function pairWith(target: object, options?: RpcServerOptions, pair: PairO
   checkServed(target, resolved);
   const records = pair.records;
   const hooks = records
-    ? () => ({ records, onHello: (session: string, resending: boolean, age?: number) => records.hello(session, resending, age) })
+    ? () => ({
+        records,
+        onHello: (session: string, resending: boolean, age?: number, fresh?: boolean) => records.hello(session, resending, age, fresh),
+      })
     : undefined;
   const paired: Paired = { factory: undefined as never, connections: [], failNextOpen: false };
   paired.factory = (handler: TransportHandler): RpcTransport => {

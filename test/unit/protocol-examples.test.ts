@@ -98,8 +98,9 @@ describe("docs/protocol.md", () => {
     const room = await c.openRoom("r");
     const f = paired.connections[0]!;
     expect(f.hellos).toHaveLength(1);
-    expect(f.hellos[0]).toMatch(/^\u001eH\["[A-Za-z0-9_-]{22}",0\]$/);
-    expect(blocks.some((block) => block === 'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",0]')).toBe(true);
+    // The first connection of a session: it has sent nothing before (2).
+    expect(f.hellos[0]).toMatch(/^\u001eH\["[A-Za-z0-9_-]{22}",2\]$/);
+    expect(blocks.some((block) => block === 'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",2]')).toBe(true);
     const marks = { client: 0, server: 0 };
     expect(await room.join("x")).toBe(1);
     expect(await c.roomOf(room)).toBe(1);
@@ -172,7 +173,7 @@ describe("docs/protocol.md", () => {
     const session = /"([^"]+)"/.exec(first!.hellos[0]!)![1]!;
     expect(second!.hellos).toEqual([expect.stringMatching(new RegExp(`^\u001eH\\["${session}",1,\\d+\\]$`))]);
     const page = [
-      'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",0]',
+      'client: \\u001eH["3vv4vnGQ2QOytyrn9YY0PQ",2]',
       'client: \\u001eC[[1,["increment",[0,2]]]]',
       "server: \\u001eR[[1,0,2]]",
       'client: \\u001eC[[2,["increment",[0,3]],0,0,2]]',

@@ -65,8 +65,9 @@ export interface ConnectionConfig {
    * A client said hello: returns whether its calls can be checked against the delivery record
    * (false: the session expired while the client was away, so its resends are refused). `age`:
    * how many ms ago the session began, by the client's clock, when it said (with resends).
+   * `fresh`: the session has sent no call before this connection.
    */
-  onHello?(session: string, resending: boolean, age?: number): boolean;
+  onHello?(session: string, resending: boolean, age?: number, fresh?: boolean): boolean;
 }
 
 export class Connection {
@@ -151,16 +152,18 @@ export class Connection {
           body.length > 3 ||
           typeof body[0] !== "string" ||
           !SESSION_ID.test(body[0]) ||
-          (body[1] !== 0 && body[1] !== 1) ||
+          (body[1] !== 0 && body[1] !== 1 && body[1] !== 2) ||
           (body.length > 2 && !(Number.isSafeInteger(body[2]) && (body[2] as number) >= 0))
         ) {
-          return this.protocol("a hello frame's body must be [sessionId, resending] or [sessionId, resending, age].");
+          return this.protocol("a hello frame's body must be [sessionId, resending] or [sessionId, resending, age], resending 0, 1 or 2.");
         }
         // One per connection: a session is what the connection's calls are recorded under, and
         // calls already admitted are recorded under the one they came with.
         if (this.session !== undefined) return this.protocol("a connection says hello once.");
         this.session = body[0];
-        this.expiredSession = this.config.onHello ? !this.config.onHello(body[0], body[1] === 1, body[2] as number | undefined) : false;
+        this.expiredSession = this.config.onHello
+          ? !this.config.onHello(body[0], body[1] === 1, body[2] as number | undefined, body[1] === 2)
+          : false;
         return true;
       case FrameKind.Ping:
         // Normally answered by the runtime's auto-response without waking the object; this

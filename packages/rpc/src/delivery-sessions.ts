@@ -125,6 +125,15 @@ export class SessionMemory {
   }
 
   /**
+   * `session` said it has sent no call before (its first connection): its first call is known to
+   * be new without asking the record (`arrivedBefore` answers false, not `undefined`). A client
+   * that says so falsely only gives up its own calls' guarantee.
+   */
+  fresh(session: string): void {
+    if (!this.highest.has(session)) this.highest.set(session, 0);
+  }
+
+  /**
    * Whether a batch of `session` whose newest call is `last` should prune the older ones (and if
    * so, notes when the next one should): at its first batch in this instance, then every `every`
    * calls.

@@ -269,6 +269,9 @@ export class RecordWriter {
    */
   private prune(session: string, last: number): void {
     if (!this.memory.pruneDue(session, last, Math.max(1, Math.floor(this.options.window / 4)))) return;
+    // Call ids start at 1: a session that has not made `window` calls has nothing to prune (a new
+    // connection's session, mostly), and the statement would cost a write's work for nothing.
+    if (last - this.options.window < 1) return;
     deleteAnswersUpTo(this.sql, session, last - this.options.window);
   }
 }

@@ -106,7 +106,7 @@ export class DeliveryRecord {
    * neither did anything its calls did (every write commits the waiting rows with it). A tenth of
    * `maxAge` is kept as margin for the two clocks.
    */
-  hello(session: string, resending: boolean, age?: number): boolean {
+  hello(session: string, resending: boolean, age?: number, fresh = false): boolean {
     const now = Date.now();
     // A row older than maxAge counts as gone whether or not a sweep has deleted it yet: the sweep
     // runs with the record's next write, which may come before this session's resends are decided.
@@ -118,15 +118,18 @@ export class DeliveryRecord {
         const read = this.forgottenSessions.read(session);
         if (!inMemory) lastAt = read.lastAt;
       }
-    } else if (!inMemory && this.writer.tablesExist()) {
-      lastAt = this.sql.exec("SELECT last_at FROM _dorpc_sessions WHERE session = ?", session).toArray()[0]?.last_at as number | undefined;
     }
+    // A hello that resends nothing is accepted whatever the record knows of its session: nothing
+    // is read for it (its row is written with the next rows, touch below).
     const known = lastAt !== undefined && lastAt >= now - this.options.maxAge;
     const accepted = known || !resending || (age !== undefined && age < this.options.maxAge * 0.9);
     this.wipes.hello(session, resending, now, age, () => this.writer.tablesExist());
     // Forgotten: what it resends from before now is refused, here and on any later connection.
     if (!accepted) this.forgottenSessions.forget(session, now);
     else this.writer.touch(session, now);
+    // No call of it left before: none can have been answered by an earlier instance, so its
+    // first call here is not looked up in storage (see `decide`).
+    if (fresh && !resending) this.memory.fresh(session);
     return accepted;
   }
 

@@ -212,7 +212,7 @@ export interface ChannelHooks {
   /** The client session of this channel, when known before its Hello (after eviction). */
   session?: string;
   /** A client said hello (see `ConnectionConfig.onHello`). */
-  onHello?: (session: string, resending: boolean, age?: number) => boolean;
+  onHello?: (session: string, resending: boolean, age?: number, fresh?: boolean) => boolean;
   /** The object's delivery record. */
   records?: Records;
   /** The client cannot be called back (an HTTP batch): why, for the error of such a call. */
@@ -333,9 +333,14 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
     peerMayReturn,
     code === CloseCode.Normal || code === CloseCode.GoingAway,
   );
-  conn.caller.failAll(
-    new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),
-  );
+  // The error only when a call waits for it: an Error captures a stack, and most connections
+  // close with no call of the object's to the client waiting.
+  const { caller } = conn;
+  if (caller.pending.size > 0 || caller.queued) {
+    caller.failAll(
+      new RpcError("DISCONNECTED", `The client disconnected (code ${code}${reason ? `: ${reason}` : ""}) before it answered.`),
+    );
+  }
   conn.exports.peerLost();
 }
 

@@ -116,11 +116,11 @@ function hooksOf(target: object, resolved: ResolvedServerOptions): (channel: Rep
       const base: ChannelHooks = http ? { firstId: () => httpFirstId(target) } : hooksFor(channel, target);
       if (resolved.topics.size > 0 && !http) base.system = topicSystem(target, ws, resolved.topics);
       base.records = records;
-      base.onHello = (session, resending, age) => {
+      base.onHello = (session, resending, age, fresh) => {
         // Kept with the socket: after eviction the new connection still knows whose calls arrive.
         const attachment = http ? undefined : readAttachment(ws);
         if (attachment && attachment.session !== session) writeAttachment(ws, { ...attachment, session });
-        return records ? records.hello(session, resending, age) : true;
+        return records ? records.hello(session, resending, age, fresh) : true;
       };
       return base;
     };

@@ -38,9 +38,10 @@ export const FrameKind = {
   /** The sender no longer waits for these calls it made: `[callId, …]`. "K" */
   Cancel: 0x4b,
   /**
-   * Client → server, first on every connection: `[sessionId, resending]`. Names the client
-   * session the calls belong to (their delivery record), and says whether calls of an earlier
-   * connection follow as resends. "H"
+   * Client → server, first on every connection: `[sessionId, resending]` or `[sessionId, 1, age]`.
+   * Names the client session the calls belong to (their delivery record), and says whether calls
+   * of an earlier connection follow as resends (1), or not (0), or that the session has sent no
+   * call before this connection (2: its first one; the object then looks up nothing about it). "H"
    */
   Hello: 0x48,
   /** Client → server heartbeat, answered by the platform without waking the object. "P" */

@@ -251,6 +251,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         clear(giveUp);
         if (this.transport !== transport || this._state === "disposed") return;
         this.lastReceived = monotonic();
+        const first = !this.everOpened; // no call of this session has left before this connection
         this.everOpened = true;
         this.attemptOpened = true;
         // Hello first: the object must know whose calls follow, and whether some are resends —
@@ -261,7 +262,7 @@ export class ClientSession extends SessionCloses implements TransportHandler {
           FrameKind.Hello,
           this.resending
             ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(monotonic() - this.startedAt)}`
-            : `${JSON.stringify(this.sessionId)},0`,
+            : `${JSON.stringify(this.sessionId)},${first ? 2 : 0}`,
         );
         this.resending = false;
         this.setState("open");
