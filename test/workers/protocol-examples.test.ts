@@ -64,7 +64,7 @@ describe("docs/protocol.md, Topics", () => {
     await vi.waitFor(() => expect(connections[1]).toHaveLength(4));
 
     const [first, second] = connections;
-    const hello = /^client: \\u001eH\["[A-Za-z0-9_-]{22}",0\]$/;
+    const hello = /^client: \\u001eH\["[A-Za-z0-9_-]{22}",2\]$/; // the first connection: nothing sent before
     expect(first![0]).toMatch(hello);
     const subscribing = first!.slice(first!.findIndex((line) => line.includes('"subscribe"')));
     expect(subscribing.slice(0, 2)).toEqual([

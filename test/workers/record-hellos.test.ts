@@ -17,7 +17,7 @@ const ID = "aaaaaaaaaaaaaaaaaaaaaa";
 
 describe("a hello out of shape closes the connection with 1008", () => {
   for (const [kind, frame] of [
-    ["resending 2", `\u001eH["${ID}",2]`],
+    ["resending 3", `\u001eH["${ID}",3]`],
     ["a session id holding #", '\u001eH["aaaaaaaaaaaaaaaa#forgotten",0]'],
     ["a session id of 65 characters", `\u001eH["${"a".repeat(65)}",0]`],
     ["an age above 2^53 (1e300)", `\u001eH["${ID}",1,1e300]`],
@@ -49,7 +49,7 @@ describe("what follows a refused frame on the same connection", () => {
   it("a call sent right behind a hello out of shape is not run: the connection closes without reading it", async () => {
     const name = uniqueName("hello-then-call");
     const socket = await openSocket("COUNTER", name);
-    socket.send(`\u001eH["${ID}",2]`);
+    socket.send(`\u001eH["${ID}",3]`);
     socket.send(calls([[1, ["increment", [0, 1]]]]));
     const closed = await Promise.race([socket.closed, new Promise<undefined>((resolve) => setTimeout(resolve, 5_000, undefined))]);
     expect(closed?.code, "the connection was not closed within 5 s").toBe(1008);
