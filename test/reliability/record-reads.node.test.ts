@@ -68,16 +68,9 @@ describe("what the delivery record reads for a new connection", () => {
   });
 
   it("the real client says fresh on its first connection only: one lookup-free first call, then plain hellos", async () => {
-    const service = new Service();
-    const sql = nodeSql();
-    const writes = watchWrites({ sql });
-    const records = new DeliveryRecord(writes.sql, resolveDelivery(undefined)!, writes);
     // The tables exist already (an earlier client), so a lookup would show as a statement.
-    records.hello(OTHER, false);
-    records.started(OTHER, 1);
-    records.save(OTHER, 1, "\u001eR[[1,0,1]]", true);
-    records.flush();
-    const faults = faulty(service, undefined, { records });
+    const { sql, records } = recordWithTables();
+    const faults = faulty(new Service(), undefined, { records });
     using client = createRpcClient<Service>("SERVICE", "one", {
       heartbeat: false,
       reconnect: { initialDelay: 1, maxDelay: 20 },
@@ -102,19 +95,18 @@ describe("what the delivery record deletes", () => {
     const t = recordWithTables({ window: 16 });
     const before = prunes(t.sql).length;
     t.records.hello(SESSION, false, undefined, true);
-    for (let id = 1; id <= 16; id++) {
-      t.records.decide(SESSION, id, 0, true, false);
-      t.records.started(SESSION, id);
-      t.records.save(SESSION, id, `\u001eR[[${id},0,${id}]]`, true);
-      t.records.flush();
-    }
+    /** Calls `from`…`to` of SESSION run and answered, each batch written. */
+    const answer = (from: number, to: number) => {
+      for (let id = from; id <= to; id++) {
+        t.records.decide(SESSION, id, 0, true, false);
+        t.records.started(SESSION, id);
+        t.records.save(SESSION, id, `\u001eR[[${id},0,${id}]]`, true);
+        t.records.flush();
+      }
+    };
+    answer(1, 16);
     expect(prunes(t.sql).length).toBe(before);
-    for (let id = 17; id <= 24; id++) {
-      t.records.decide(SESSION, id, 0, true, false);
-      t.records.started(SESSION, id);
-      t.records.save(SESSION, id, `\u001eR[[${id},0,${id}]]`, true);
-      t.records.flush();
-    }
+    answer(17, 24);
     expect(prunes(t.sql).length).toBeGreaterThan(before);
     const batches = t.sql.exec("SELECT last FROM _dorpc_replies WHERE session = ? ORDER BY last", SESSION).toArray();
     expect(batches.map((row) => row.last)).not.toContain(1);
