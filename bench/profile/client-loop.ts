@@ -40,8 +40,11 @@ class FakeSocket {
     for (const listener of this.listeners.get(type) ?? []) listener(event);
   }
 
-  send(data: unknown): void {
-    if (typeof data !== "string" || data.charCodeAt(1) !== 0x43) return; // a call frame ("C"); a hello is not answered
+  send(message: unknown): void {
+    if (typeof message !== "string") return;
+    // A hello is not answered; the first calls come in its message (after its end, the next frame mark).
+    const data = message.charCodeAt(1) === 0x48 ? message.slice(Math.max(0, message.indexOf("\u001e", 2))) : message;
+    if (data.charCodeAt(1) !== 0x43) return; // a call frame ("C")
     const id = Number(data.slice(4, data.indexOf(",")));
     setImmediate(() => this.emit("message", { data: `\u001eR[[${id},0,5]]` }));
   }

@@ -43,7 +43,9 @@ const wss = new WebSocketServer({ server: http });
 wss.on("connection", (ws, req) => {
   const floor = req.url.startsWith("/floor");
   ws.on("message", (data) => {
-    const text = data.toString("utf8");
+    let text = data.toString("utf8");
+    // A hello comes in the message of the first calls: what follows its end (the next frame mark).
+    if (text.charCodeAt(1) === 0x48) text = text.slice(Math.max(0, text.indexOf("\\u001e", 2)));
     if (floor) return ws.send(JSON.stringify([JSON.parse(text)[0], 5]));
     if (text === "\\u001eP") return ws.send("\\u001eQ");
     if (text.charCodeAt(1) !== 0x43) return; // not a calls frame

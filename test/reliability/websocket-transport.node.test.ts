@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { webSocketTransport, type WebSocketLike } from "../../packages/rpc/src/websocket-transport.js";
+import { framesOf } from "../support/frames.js";
 
 type Listener = (event: never) => void;
 
@@ -27,7 +28,7 @@ class ScriptedSocket implements WebSocketLike {
   }
   readonly sent: unknown[] = [];
   send(data: unknown): void {
-    this.sent.push(data);
+    this.sent.push(...framesOf(data));
   }
   close(): void {
     this.readyState = 3;

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
+import { framesOf } from "./frames.js";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -57,28 +58,31 @@ export async function startPeer(onFrame?: (ws: WsLike, connection: number, frame
     const connection = frames.push([]);
     ws.on("message", (data, isBinary) => {
       if (isBinary) return;
-      const text = data.toString("utf8");
-      frames[connection - 1]!.push(text);
-      if (text === `${MARK}P`) ws.send(`${MARK}Q`);
-      if (text.startsWith(`${MARK}C`)) {
-        const replies: unknown[] = [];
-        for (const [id, chain, , flags] of JSON.parse(text.slice(2)) as [number, unknown[], number?, number?][]) {
-          const args = Array.isArray(chain[1]) ? (chain[1] as unknown[]).slice(1) : [];
-          if ((flags ?? 0) & 2)
-            replies.push([id, 0, { seq: 0 }]); // subscribe / unsubscribe
-          else if (chain[0] === "dropLater") {
-            replies.push([id]);
-            if (!dropped) {
-              dropped = true;
-              setTimeout(() => ws.terminate(), 50); // cut the TCP connection: code 1006 on the client
-            }
-          } else replies.push([id, 0, args[0] ?? null]); // echo
-        }
-        ws.send(`${MARK}R${JSON.stringify(replies)}`);
-      }
-      onFrame?.(ws, connection, text);
+      // A Hello comes in the message of the frame after it (Outbox.lead): each frame on its own.
+      for (const text of framesOf(data.toString("utf8"))) onText(ws, connection, text);
     });
   });
+  const onText = (ws: WsLike, connection: number, text: string) => {
+    frames[connection - 1]!.push(text);
+    if (text === `${MARK}P`) ws.send(`${MARK}Q`);
+    if (text.startsWith(`${MARK}C`)) {
+      const replies: unknown[] = [];
+      for (const [id, chain, , flags] of JSON.parse(text.slice(2)) as [number, unknown[], number?, number?][]) {
+        const args = Array.isArray(chain[1]) ? (chain[1] as unknown[]).slice(1) : [];
+        if ((flags ?? 0) & 2)
+          replies.push([id, 0, { seq: 0 }]); // subscribe / unsubscribe
+        else if (chain[0] === "dropLater") {
+          replies.push([id]);
+          if (!dropped) {
+            dropped = true;
+            setTimeout(() => ws.terminate(), 50); // cut the TCP connection: code 1006 on the client
+          }
+        } else replies.push([id, 0, args[0] ?? null]); // echo
+      }
+      ws.send(`${MARK}R${JSON.stringify(replies)}`);
+    }
+    onFrame?.(ws, connection, text);
+  };
   await new Promise<void>((done) => http.listen(0, "127.0.0.1", () => done()));
   const port = (http.address() as { port: number }).port;
   return {

@@ -13,6 +13,7 @@ import {
   resolveServerOptions,
   type RpcServerOptions,
 } from "../../packages/rpc/src/dispatcher.js";
+import { framesOf } from "./frames.js";
 
 type Frame = string | Uint8Array;
 
@@ -85,8 +86,11 @@ export function pairWith(target: object, options?: RpcServerOptions, pair: PairO
       },
     };
     const deliver = (frame: Frame) => {
-      if (typeof frame === "string" && frame.startsWith("\u001eH")) conn.hellos.push(frame);
-      else conn.sentByClient.push(frame);
+      // A Hello travels in the message of the frame after it (Outbox.lead): recorded apart, delivered as sent.
+      for (const part of framesOf(frame)) {
+        if (typeof part === "string" && part.startsWith("\u001eH")) conn.hellos.push(part);
+        else conn.sentByClient.push(part);
+      }
       const data = typeof frame === "string" ? frame : frame.slice().buffer;
       setTimeout(() => {
         if (!closed) dispatchFrame(data, target, resolved, channel, hooks);

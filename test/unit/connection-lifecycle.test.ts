@@ -8,6 +8,7 @@ import { createRpcClient, getRpcSession, rpcConnection } from "../../packages/rp
 import type { ConnectionState } from "../../packages/rpc/src/session.js";
 import type { RpcTransport, TransportFactory, TransportHandler } from "../../packages/rpc/src/transport.js";
 import { expectRejectsCode, settle } from "./helpers.js";
+import { framesOf } from "../support/frames.js";
 
 interface FakeConn {
   handler: TransportHandler;
@@ -47,7 +48,7 @@ function fake(opts: { autoOpen?: boolean; closeReportsClose?: boolean } = {}) {
           rejectOpen = reject;
           if (opts.autoOpen) resolve();
         }),
-      send: (frame) => void conn.sent.push(frame),
+      send: (frame) => void conn.sent.push(...framesOf(frame)),
       close: (code, reason) => {
         if (conn.closed) return;
         conn.closed = [code, reason];

@@ -21,6 +21,7 @@ import { readFrame } from "../../packages/rpc/src/frame.js";
 import type { RpcError, RpcTransport, TransportHandler } from "../../packages/rpc/src/index.js";
 import { createRpcClient, rpcConnection } from "../../packages/rpc/src/index.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
+import { framesOf } from "../support/frames.js";
 
 /** A client over a fake transport: `feed` hands it a frame as the object would, `sent` is what it sent. */
 function fresh(options: Record<string, unknown> = {}) {
@@ -30,7 +31,7 @@ function fresh(options: Record<string, unknown> = {}) {
     handler = hd;
     return {
       open: () => Promise.resolve(),
-      send: (frame) => void sent.push(frame),
+      send: (frame) => void sent.push(...framesOf(frame)),
       close: (code = 1000, reason = "") => hd.onClose(code, reason),
     };
   };

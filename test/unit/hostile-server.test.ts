@@ -6,6 +6,7 @@ import { binaryFrame } from "../support/binary-frame.js";
 import { createRpcClient } from "../../packages/rpc/src/index.js";
 import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
+import { framesOf } from "../support/frames.js";
 
 interface Hostile {
   factory: TransportFactory;
@@ -56,7 +57,7 @@ function hostile(): Hostile {
     return {
       open: () => Promise.resolve(),
       send(frame) {
-        if (!closed) h.sent.push(frame);
+        if (!closed) h.sent.push(...framesOf(frame));
       },
       close(code = 1000, reason = "") {
         if (closed) return;

@@ -10,6 +10,7 @@ import { readFrame } from "../../packages/rpc/src/frame.js";
 import { DEFAULT_LIMITS } from "../../packages/rpc/src/limits.js";
 import type { WebSocketLike } from "../../packages/rpc/src/websocket-transport.js";
 import { afterEach, beforeEach, vi } from "vitest";
+import { framesOf } from "../support/frames.js";
 
 type Listener = (event: never) => void;
 
@@ -28,7 +29,10 @@ export class ScriptedSocket implements WebSocketLike {
   readyState = 0;
   bufferedAmount = 0;
   readonly listeners = new Map<string, Listener[]>();
+  /** Frames sent, in order (a Hello and the frame it led apart: see test/support/frames.ts). */
   readonly sent: (string | ArrayBufferLike | ArrayBufferView)[] = [];
+  /** Messages sent, as sent. */
+  readonly raw: (string | ArrayBufferLike | ArrayBufferView)[] = [];
   /** What the client passed to close(), for each call that did not throw. */
   readonly closeCalls: [number | undefined, string | undefined][] = [];
 
@@ -47,7 +51,8 @@ export class ScriptedSocket implements WebSocketLike {
   send(data: string | ArrayBufferLike | ArrayBufferView): void {
     if (this.readyState === 0) throw new DOMException("still connecting", "InvalidStateError");
     if (this.readyState !== 1) return;
-    this.sent.push(data);
+    this.raw.push(data);
+    this.sent.push(...framesOf(data));
   }
 
   close(code?: number, reason?: string): void {

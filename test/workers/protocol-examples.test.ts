@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import protocol from "../../docs/protocol.md?raw";
 import type { Player } from "./guide/table.js";
 import { uniqueName } from "./helpers.js";
+import { framesOf } from "../support/frames.js";
 
 /** A `worker` for createTestClient that records every frame of every connection it opens. */
 function recorder() {
@@ -23,7 +24,7 @@ function recorder() {
         connections.push(log);
         const send = ws.send.bind(ws);
         ws.send = (data: string | ArrayBuffer | ArrayBufferView) => {
-          log.push(`client: ${shown(data)}`);
+          for (const part of framesOf(data)) log.push(`client: ${shown(part)}`); // a Hello and the frame it leads: two lines
           send(data);
         };
         ws.addEventListener("message", (event) => void log.push(`server: ${shown(event.data as string)}`));

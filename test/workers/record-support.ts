@@ -4,6 +4,7 @@
  * `worker` for createTestClient whose connections lose reply frames on the way back.
  */
 import { SELF } from "cloudflare:test";
+import { framesOf } from "../support/frames.js";
 
 /** A hello: `[session, resending]`, or `[session, resending, age]`. */
 export const hello = (session: string, resending: 0 | 1, age?: number): string =>
@@ -124,7 +125,8 @@ export function losingReplies(lose: (frame: string | ArrayBuffer) => boolean) {
       if (!ws) return response;
       const send = ws.send.bind(ws);
       ws.send = (data: string | ArrayBuffer | ArrayBufferView) => {
-        frames.push(`client: ${typeof data === "string" ? data : "<binary>"}`);
+        // A Hello comes in the message of the frame after it (Outbox.lead): logged as two frames.
+        for (const part of framesOf(data)) frames.push(`client: ${typeof part === "string" ? part : "<binary>"}`);
         send(data);
       };
       type Add = (type: string, listener: (event: MessageEvent) => void, options?: unknown) => void;

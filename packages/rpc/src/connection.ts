@@ -20,7 +20,7 @@ import type { Callee } from "./callee.js";
 import type { Caller } from "./caller.js";
 import { FrameKind, HEARTBEAT_PONG, isWireId, type RawFrame, ReplyStatus } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
+import { helloEnd, type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import { MAX_ENVELOPES, Outbox } from "./outbox.js";
 import { refuseOversized, scanOversized } from "./oversized.js";
@@ -117,6 +117,15 @@ export class Connection {
    * against `maxMessageBytes` already (an HTTP batch's JSON form, rewritten as a frame).
    */
   receive(data: IncomingData, sizeChecked = false): boolean {
+    if (typeof data === "string") {
+      // A client's Hello and the frame after it in one message (Outbox.lead): read as two frames,
+      // each against the limits as if it had come alone (the Hello is at most HELLO_MAX long).
+      const end = helloEnd(data);
+      if (end > 0) {
+        this.receive(data.slice(0, end), sizeChecked);
+        return this.receive(data.slice(end), sizeChecked);
+      }
+    }
     let frame: RawFrame | undefined;
     try {
       frame = readFrame(data, sizeChecked ? { ...this.config.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER } : this.config.limits);

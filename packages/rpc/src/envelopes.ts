@@ -41,7 +41,9 @@ export const FrameKind = {
    * Client → server, first on every connection: `[sessionId, resending]` or `[sessionId, 1, age]`.
    * Names the client session the calls belong to (their delivery record), and says whether calls
    * of an earlier connection follow as resends (1), or not (0), or that the session has sent no
-   * call before this connection (2: its first one; the object then looks up nothing about it). "H"
+   * call before this connection (2: its first one; the object then looks up nothing about it).
+   * Travels in the same text message as the frame sent after it (see `Outbox.lead`): the receiver
+   * reads the two apart at the second FRAME_MARK (`helloEnd`). "H"
    */
   Hello: 0x48,
   /** Client → server heartbeat, answered by the platform without waking the object. "P" */

@@ -7,7 +7,7 @@
  * Internal module.
  */
 import { RpcError } from "./errors.js";
-import { FRAME_MARK, FRAME_MARK_CHAR, type RawFrame } from "./envelopes.js";
+import { FRAME_MARK, FRAME_MARK_CHAR, FrameKind, type RawFrame } from "./envelopes.js";
 import type { RpcLimits } from "./limits.js";
 
 const encoder = new TextEncoder();
@@ -70,6 +70,25 @@ export function writeFrame(kind: number, json: string, blobs: readonly Uint8Arra
     at += blob.byteLength;
   }
   return out;
+}
+
+/**
+ * The most characters a Hello frame takes (mark, kind, a session id of at most 64 characters in
+ * quotes, the resending flag and an age): where the end of a leading Hello is looked for.
+ */
+export const HELLO_MAX = 128;
+
+/**
+ * A client's Hello and the frame it sends next travel as one text message (`Outbox.lead`): where
+ * the Hello at the start of `text` ends and that frame begins, or -1 when `text` is not a Hello
+ * followed by another frame. JSON text holds no raw U+001E (JSON escapes every control character
+ * in a string), so the next frame mark is where the Hello ends.
+ */
+export function helloEnd(text: string): number {
+  if (text.charCodeAt(0) !== FRAME_MARK || text.charCodeAt(1) !== FrameKind.Hello) return -1;
+  const end = Math.min(text.length, HELLO_MAX + 1);
+  for (let i = 2; i < end; i++) if (text.charCodeAt(i) === FRAME_MARK) return i;
+  return -1;
 }
 
 /** What `readFrame` accepts: what WebSockets deliver in browsers, Node and workerd. */

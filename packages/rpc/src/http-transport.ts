@@ -17,7 +17,7 @@
  */
 import { CallFlags, FrameKind, HEARTBEAT_PING, HEARTBEAT_PONG, RefRecord, ReplyStatus, ValueTag } from "./envelopes.js";
 import { isRpcErrorCode, RpcError } from "./errors.js";
-import { type IncomingData, readFrame, type WireFrame } from "./frame.js";
+import { helloEnd, type IncomingData, readFrame, type WireFrame } from "./frame.js";
 import {
   bodyBytesFor,
   FRAME_TYPE,
@@ -105,6 +105,13 @@ class HttpTransport implements RpcTransport {
   send(frame: WireFrame): void {
     if (this.closed) return;
     if (typeof frame === "string") {
+      // The session's Hello in front of its first calls (Outbox.lead): taken apart.
+      const end = helloEnd(frame);
+      if (end > 0) {
+        this.send(frame.slice(0, end));
+        this.send(frame.slice(end));
+        return;
+      }
       if (frame === HEARTBEAT_PING) {
         queueMicrotask(() => this.deliver(HEARTBEAT_PONG));
         return;

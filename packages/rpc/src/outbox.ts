@@ -21,6 +21,8 @@
  *    it until they are: what was queued before it leaves at once, the rest waits in order, and
  *    a frame boundary set by `cut` while they wait is kept when they leave. A whole frame given
  *    to `addFrame` (a stored reply or event) waits in line the same way.
+ *  - A frame given to `lead` (a client's Hello) leaves before anything added after it, in the
+ *    same WebSocket message as the next frame when that one is text.
  *  - Work given to `afterFlush` runs right after the next flush has handed its frames to the
  *    socket, in the same turn (or when the outbox is cleared): a Durable Object writes a call's
  *    delivery record there, so the output gate does not hold its reply for that write
@@ -89,6 +91,8 @@ export class Outbox {
   private holds = 0;
   /** Work to run once the next flush has sent (see `afterFlush`). */
   private after: (() => void)[] | undefined;
+  /** A text frame to send in front of the next frame, in its message when that one is text (see `lead`). */
+  private leading: string | undefined;
   /** Runs right after each run of the `afterFlush` work, in the same turn (see the invariants). */
   afterAll: (() => void) | undefined;
   private readonly flushBound = () => this.flush();
@@ -142,6 +146,22 @@ export class Outbox {
     }
     this.flush();
     this.sendSafely(frame);
+  }
+
+  /**
+   * Sends the text frame `frame` (a client's Hello) before anything added after it, in the same
+   * WebSocket message as the next frame when that one is text: a new connection's Hello and its
+   * first calls are one message, so one event on a Durable Object (and one billed message), not
+   * two. The receiver reads them apart (`helloEnd`, frame.ts). Alone, at the end of the turn, when
+   * nothing follows it in the turn; in a message of its own before a binary frame.
+   */
+  lead(frame: string): void {
+    this.flush(); // what was queued before it leaves first
+    this.leading = frame;
+    if (!this.scheduled && this.holds === 0) {
+      this.scheduled = true;
+      microtask(this.flushBound);
+    }
   }
 
   private enqueue(kind: number, json: string, blobs: readonly Uint8Array[]): void {
@@ -198,6 +218,7 @@ export class Outbox {
   flush(): void {
     this.scheduled = false;
     if (this.count > 0) this.sendQueued();
+    if (this.leading !== undefined) this.sendSafely(""); // nothing followed it: alone
     if (this.after) this.runAfter();
   }
 
@@ -307,6 +328,7 @@ export class Outbox {
     this.waiting = undefined;
     this.waitingBytes = 0;
     this.gate = undefined;
+    this.leading = undefined;
     if (this.after) this.runAfter();
   }
 
@@ -320,7 +342,15 @@ export class Outbox {
     }
   }
 
+  /** Sends `frame` ("": nothing but the leading frame); the leading frame, if any, goes in front of it. */
   private sendSafely(frame: WireFrame): void {
+    const leading = this.leading;
+    if (leading !== undefined) {
+      this.leading = undefined;
+      if (typeof frame === "string") frame = leading + frame;
+      else this.sendSafely(leading); // before a binary frame, in a message of its own
+    }
+    if (frame === "") return;
     try {
       this.send(frame);
     } catch {

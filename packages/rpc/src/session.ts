@@ -21,7 +21,7 @@ import { Connection } from "./connection.js";
 import type { AccessPolicy } from "./access.js";
 import { CloseCode, FrameKind } from "./envelopes.js";
 import { RpcError } from "./errors.js";
-import type { IncomingData } from "./frame.js";
+import { type IncomingData, writeFrame } from "./frame.js";
 import type { RpcLimits } from "./limits.js";
 import type { ReconnectingLinkOptions } from "./reconnecting-link.js";
 import type { OutgoingCall } from "./outgoing-call.js";
@@ -258,11 +258,15 @@ export class ClientSession extends SessionCloses implements TransportHandler {
         // whenever they are, even before any reply arrived (a call's reply can be lost after it
         // ran, and a wipe of the object's storage in between must not let it run again). The age
         // tells a young session the object does not know from one it forgot.
-        conn.outbox.add(
-          FrameKind.Hello,
-          this.resending
-            ? `${JSON.stringify(this.sessionId)},1,${Math.ceil(monotonic() - this.startedAt)}`
-            : `${JSON.stringify(this.sessionId)},${first ? 2 : 0}`,
+        // In the message of the first calls (Outbox.lead): one event on the object, not two.
+        conn.outbox.lead(
+          writeFrame(
+            FrameKind.Hello,
+            this.resending
+              ? `[${JSON.stringify(this.sessionId)},1,${Math.ceil(monotonic() - this.startedAt)}]`
+              : `[${JSON.stringify(this.sessionId)},${first ? 2 : 0}]`,
+            [],
+          ) as string,
         );
         this.resending = false;
         this.setState("open");
