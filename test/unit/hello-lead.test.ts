@@ -100,6 +100,17 @@ describe("the object reads a Hello and the frame after it from one message", () 
     expect(runs).toBe(0);
   });
 
+  it("splits a message once: a Hello followed by 100,000 more is refused (1008, a second hello), without recursing into them", async () => {
+    const target = new Counter();
+    let runs = 0;
+    target.getValue = () => ++runs;
+    const server = rawServer(target);
+    expect(() => server.dispatch(HELLO.repeat(100_000) + CALL)).not.toThrow();
+    await server.replies();
+    expect(server.closes[0]?.[0]).toBe(1008);
+    expect(runs).toBe(0);
+  });
+
   it("checks the frame after the Hello against maxMessageBytes on its own, as if it had come alone", async () => {
     const limits = resolveLimits({ maxMessageBytes: 1024 });
     const call = writeFrame(FrameKind.Calls, `[[1,["getValue",[0,"${"x".repeat(1024 - 30)}"]]]]`, []) as string;

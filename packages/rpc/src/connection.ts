@@ -120,12 +120,17 @@ export class Connection {
     if (typeof data === "string") {
       // A client's Hello and the frame after it in one message (Outbox.lead): read as two frames,
       // each against the limits as if it had come alone (the Hello is at most HELLO_MAX long).
+      // Split once: what follows is one frame, whatever it holds.
       const end = helloEnd(data);
       if (end > 0) {
-        this.receive(data.slice(0, end), sizeChecked);
-        return this.receive(data.slice(end), sizeChecked);
+        this.receiveFrame(data.slice(0, end), sizeChecked);
+        return this.receiveFrame(data.slice(end), sizeChecked);
       }
     }
+    return this.receiveFrame(data, sizeChecked);
+  }
+
+  private receiveFrame(data: IncomingData, sizeChecked: boolean): boolean {
     let frame: RawFrame | undefined;
     try {
       frame = readFrame(data, sizeChecked ? { ...this.config.limits, maxMessageBytes: Number.MAX_SAFE_INTEGER } : this.config.limits);

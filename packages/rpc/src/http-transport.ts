@@ -108,9 +108,8 @@ class HttpTransport implements RpcTransport {
       // The session's Hello in front of its first calls (Outbox.lead): taken apart.
       const end = helloEnd(frame);
       if (end > 0) {
-        this.send(frame.slice(0, end));
-        this.send(frame.slice(end));
-        return;
+        this.send(frame.slice(0, end)); // the Hello
+        frame = frame.slice(end); // then the frame after it, here
       }
       if (frame === HEARTBEAT_PING) {
         queueMicrotask(() => this.deliver(HEARTBEAT_PONG));
