@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRpcClient, getRpcSession, rpcConnection, withCallOptions, type RpcClientOptions } from "../../packages/rpc/src/client.js";
 import { RpcError } from "../../packages/rpc/src/errors.js";
+import { CloseCode } from "../../packages/rpc/src/envelopes.js";
 import type { CallOptions, ClientSession, ConnectionState } from "../../packages/rpc/src/session.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
 import { callIds, faulty, type Faults } from "./fault-transport.js";
@@ -605,6 +606,6 @@ describe("dispose", () => {
     t.service.releaseAll();
     await sleep(20);
     expect(call).toMatchObject({ resolved: 0, rejected: 1 });
-    expect(t.faults.connections[0]!.closed?.[0]).toBe(1000);
+    expect(t.faults.connections[0]!.closed?.[0]).toBe(CloseCode.SessionEnded);
   });
 });

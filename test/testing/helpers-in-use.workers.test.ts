@@ -260,14 +260,14 @@ describe("runAlarm", () => {
 });
 
 describe("disposing a test client", () => {
-  it("closes the object's socket with 1000: the object sees the close and holds no stale socket", async () => {
+  it("closes the object's socket with 4002 (its session ended): the object sees the close and holds no stale socket", async () => {
     const name = unique("dispose-close");
     {
       using counter = createTestClient(env.COUNTER, name);
       await counter.increment();
     }
     using other = createTestClient(env.COUNTER, name);
-    await vi.waitFor(async () => expect(await other.closes()).toEqual([1000]));
+    await vi.waitFor(async () => expect(await other.closes()).toEqual([4002]));
     expect(await other.socketCount()).toBe(1);
   });
 });

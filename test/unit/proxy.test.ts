@@ -10,6 +10,7 @@ import {
 } from "../../packages/rpc/src/index.js";
 import { RpcTarget } from "../../packages/rpc/src/rpc-target.js";
 import type { RpcServerOptions } from "../../packages/rpc/src/dispatcher.js";
+import { CloseCode } from "../../packages/rpc/src/envelopes.js";
 import { pairWith, type Paired } from "../support/paired-transport.js";
 import { expectRejectsCode, expectRpcError, expectThrowsCode, rejectionOf, settle } from "./helpers.js";
 
@@ -319,7 +320,7 @@ describe("disposal", () => {
         expectRpcError(seen.reason, "DISPOSED");
       }
       expect(closes).toHaveLength(1);
-      expect(closes[0]![0]).toBe(1000);
+      expect(closes[0]![0]).toBe(CloseCode.SessionEnded);
       expect(rpcConnection(client).state).toBe("disposed");
       expect(getRpcSession(client).pendingCount).toBe(0);
       await expectRejectsCode(client.double(2), "DISPOSED");

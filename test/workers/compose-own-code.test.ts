@@ -112,6 +112,6 @@ describe("withRpc(Base, { hibernation: false })", () => {
     expect(await other.greet("a")).toBe("hello, a");
     other[Symbol.dispose]();
     using client = createTestClient<Live>(env.LIVE_WRAPPED, name);
-    await vi.waitFor(async () => expect(await client.closeCodes()).toEqual([1000]), { timeout: 5000 });
+    await vi.waitFor(async () => expect(await client.closeCodes()).toEqual([4002]), { timeout: 5000 });
   });
 });

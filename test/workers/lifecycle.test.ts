@@ -18,7 +18,7 @@ describe("dispose", () => {
     await rpcFailure(client.config.limits.max, "DISPOSED");
     await rpcFailure(client.users.get("a"), "DISPOSED");
     expect(testConnection(client).attempts).toHaveLength(1);
-    expect(testConnection(client).attempts[0]!.closed?.code).toBe(1000);
+    expect(testConnection(client).attempts[0]!.closed?.code).toBe(4002);
     client[Symbol.dispose](); // idempotent
   });
 

@@ -1,9 +1,11 @@
 /**
  * The object closing a client's socket while calls from it run (docs/api.md, RPC_SOCKET_TAG):
  * the client takes the close for a cut, reconnects and resends, and each call runs once. After
- * 1000 or 1001 dorpc takes the client for gone and aborts its running calls' signal, so a call
- * that honours it answers the resend with its AbortError; after 1011 or a code from 4000 to 4999
- * the calls finish and answer their resends. A call that ignores its signal finishes either way.
+ * 1001 dorpc takes the client for gone and aborts its running calls' signal, so a call that
+ * honours it answers the resend with its AbortError; after 1000, 1011 or a code from 4000 to 4999
+ * (but 4002, a disposed client's own) the calls finish and answer their resends: the client
+ * answers a close with the object's own code, and only a disposed client closes with 4002. A call
+ * that ignores its signal finishes either way.
  */
 import { RPC_SOCKET_TAG } from "@dorpc/rpc/server";
 import { createTestClient, runInObject, type TestClient, testConnection } from "@dorpc/testing";
@@ -34,7 +36,7 @@ function attemptCodes(client: TestClient<unknown>): (number | "open")[] {
 
 describe("a call that honours its signal, its socket closed by the object", () => {
   it.each([
-    { code: 1000, reason: "kicked", answer: "cancelled: AbortError" },
+    { code: 1000, reason: "kicked", answer: "finished" },
     { code: 1001, reason: "going away", answer: "cancelled: AbortError" },
     { code: 1011, reason: "restarting", answer: "finished" },
     { code: 4000, reason: "moved", answer: "finished" },

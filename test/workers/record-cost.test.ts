@@ -3,7 +3,7 @@
  * `rowsWritten` of every SQL statement dorpc runs, the figures Durable Objects are billed by):
  * docs/reliability.md quotes these numbers.
  */
-import { createTestClient } from "@dorpc/testing";
+import { createTestClient, dropConnection } from "@dorpc/testing";
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { uniqueName } from "./helpers.js";
@@ -85,6 +85,52 @@ describe("the delivery record's storage cost", () => {
     console.log(
       `record cost: per call ${JSON.stringify(delta(start, calls))} for 100 calls; a new connection and its first call ${JSON.stringify(delta(calls, connection))}; first use of the object ${JSON.stringify(start)}`,
     );
+  });
+});
+
+describe("a session that ends", () => {
+  /** Waits until the object has no socket left: the client's close has reached it. */
+  const closedAtObject = (name: string) =>
+    vi.waitFor(
+      async () => {
+        const open = await runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => state.getWebSockets().length);
+        expect(open).toBe(0);
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+
+  it("writes nothing when its client is disposed before its rows are written: a connection with 3 calls that wrote nothing costs 0 rows", async () => {
+    const name = uniqueName("ended");
+    const read = await tally(name, env.PATIENT_COUNTER);
+    {
+      using client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+      for (let i = 0; i < 3; i++) expect(await client.getValue()).toBe(0);
+    } // disposed: closes with 4002
+    await closedAtObject(name);
+    // A write of the object's own: the waiting rows, had they been kept, would be written with it.
+    await runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
+      state.storage.kv.put("after", 1);
+    });
+    expect(await read()).toEqual({ statements: 0, rowsRead: 0, rowsWritten: 0 });
+  });
+
+  it("a connection cut instead keeps them: the same calls' answers are written with the next write (with the tables and the session row)", async () => {
+    const name = uniqueName("cut");
+    const read = await tally(name, env.PATIENT_COUNTER);
+    const client = createTestClient<PatientCounter>(env.PATIENT_COUNTER, name);
+    for (let i = 0; i < 3; i++) expect(await client.getValue()).toBe(0);
+    dropConnection(client); // the object sees a cut (4006): the client may come back and resend
+    await closedAtObject(name);
+    await runInDurableObject(env.PATIENT_COUNTER.getByName(name), (_instance, state) => {
+      state.storage.kv.put("after", 1);
+    });
+    expect((await read()).rowsWritten).toBeGreaterThan(0);
+    const answers = await runInDurableObject(
+      env.PATIENT_COUNTER.getByName(name),
+      (_instance, state) => state.storage.sql.exec<{ n: number }>(ANSWERS).one().n,
+    );
+    expect(answers).toBe(3);
+    client[Symbol.dispose]();
   });
 });
 

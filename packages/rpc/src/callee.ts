@@ -363,7 +363,7 @@ export class Callee {
    * cut (`peerMayReturn`), a started call kept in the delivery record runs on, its signal not
    * aborted: the caller resends it on its next connection, where it is answered when it ends.
    */
-  close(peerMayReturn = false, _peerDone = false): void {
+  close(peerMayReturn = false, _peerDone = false, _sessionEnded = false): void {
     for (const call of this.running.values()) {
       if (peerMayReturn && call.started && call.recorded) continue;
       call.cancelled = true;

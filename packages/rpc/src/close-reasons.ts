@@ -20,6 +20,8 @@ export function disconnectMessage(label: string, code: number, reason: string): 
       return `${label} closed the connection because a frame was too big (1009${why}); raise limits.maxMessageBytes on the server or send less.`;
     case CloseCode.HeartbeatTimeout:
       return `The connection to ${label} stopped answering heartbeats and was closed before the reply arrived.`;
+    case CloseCode.SessionEnded:
+      return `The connection to ${label} was closed because its client was disposed (${CloseCode.SessionEnded}${why}) before the reply arrived.`;
     case CloseCode.ConnectTimeout:
       return `The connection to ${label} did not open within the connect timeout.`;
     default:

@@ -349,10 +349,10 @@ export class Connection {
    * to the caller for its next connection (the peer may still be running those calls for their
    * resend). The caller half and exports are the owner's to settle (a client session keeps its
    * calls for the next connection). `peerMayReturn`: it was cut, not closed by the peer;
-   * `peerDone`: the peer closed it for good (disposed), so nothing of its session runs on for it
-   * (see `Callee.close`).
+   * `peerDone`: the peer closed it for good (disposed, its page left), so nothing of its session
+   * runs on for it (see `Callee.close`); `sessionEnded`: it said its session is over (disposed).
    */
-  end(why: ImportEnd, peerMayReturn = false, peerDone = false): void {
+  end(why: ImportEnd, peerMayReturn = false, peerDone = false, sessionEnded = false): void {
     if (this.ended) return;
     this.ended = true;
     const unsent = [...(this.cancels ?? []), ...(this.unsentCancels ?? [])];
@@ -360,7 +360,7 @@ export class Connection {
     if (unsent.length > 0) this.caller.cancelOnNext(unsent);
     this.outbox.clear();
     this.imports.lost(why);
-    this.callee.close(peerMayReturn, peerDone);
+    this.callee.close(peerMayReturn, peerDone, sessionEnded);
   }
 }
 

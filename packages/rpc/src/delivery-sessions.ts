@@ -133,6 +133,14 @@ export class SessionMemory {
     if (!this.highest.has(session)) this.highest.set(session, 0);
   }
 
+  /** `session` is over (its client was disposed): nothing of it is needed any more. */
+  forget(session: string): void {
+    this.rowAt.delete(session);
+    this.pruneFrom.delete(session);
+    this.highest.delete(session);
+    this.beforeWipe.delete(session);
+  }
+
   /**
    * Whether a batch of `session` whose newest call is `last` should prune the older ones (and if
    * so, notes when the next one should): at its first batch in this instance, then every `every`

@@ -57,6 +57,19 @@ export class WaitingAnswers {
     else list.length = kept;
   }
 
+  /** Forgets every row of `session` (it ended: see `RecordWriter.sessionEnded`). */
+  drop(session: string): void {
+    const held = this.held.get(session);
+    if (held) {
+      for (const row of held) this.bytes -= row.size;
+      this.held.delete(session);
+    }
+    let kept = 0;
+    const rows = this.rows;
+    for (const row of rows) if (row.session !== session) rows[kept++] = row;
+    rows.length = kept;
+  }
+
   /** Hands over every row, in the order they were saved, and forgets them. */
   take(): Row[] {
     const rows = this.rows;

@@ -213,6 +213,13 @@ export class RecordWriter {
     for (const [session, list] of bySession) this.writeBatch(session, list);
   }
 
+  /** `session` is over (see `DeliveryRecord.ended`): its rows waiting in memory are dropped, unwritten. */
+  sessionEnded(session: string): void {
+    this.sessions.delete(session);
+    this.pending.drop(session);
+    if (this.pending.count === 0 && this.sessions.size === 0) this.schedule.cancel();
+  }
+
   /** Notes that `session` was seen at `now`: its row is written with the waiting rows. */
   touch(session: string, now: number): void {
     this.memory.rowWritten(session, now);

@@ -237,6 +237,19 @@ export class DeliveryRecord {
     this.writer.flushDue();
   }
 
+  /**
+   * `session` is over: its client was disposed (close code 4002) and never resends. What the
+   * record kept of it only to answer a resend — its answers and its row still waiting in memory,
+   * what it remembers of its ids — is let go; nothing of it is written. A session that connects,
+   * calls and leaves within `flushAfter` of its last answer so writes no row at all. Its rows
+   * already written stay until they are pruned or swept (deleting them would be a write too). A
+   * call of it still running answers into the record as before.
+   */
+  ended(session: string): void {
+    this.writer.sessionEnded(session);
+    this.memory.forget(session);
+  }
+
   /** A recorded call ended without an answer to keep (cancelled before it ran): let waiters re-decide. */
   release(session: string, id: number): void {
     this.running.release(session, id);

@@ -326,12 +326,14 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
   if (!conn) return;
   connections.delete(channel);
   // Closed by the client (disposed, page left) or refused by the object: it does not come back
-  // for these calls. Anything else (1006, a heartbeat timeout, a restart) is a cut it may resend after.
+  // for these calls. Anything else (1006, a heartbeat timeout, a restart; 1000 too, which is how
+  // a client answers the object's own close) is a cut it may resend after.
   const peerMayReturn = !CLIENT_GONE.has(code);
   conn.end(
     { code: "REFERENCE_LOST", message: `The client disconnected (code ${code}); its references ended with its connection.` },
     peerMayReturn,
-    code === CloseCode.Normal || code === CloseCode.GoingAway,
+    code === CloseCode.SessionEnded || code === CloseCode.GoingAway,
+    code === CloseCode.SessionEnded,
   );
   // The error only when a call waits for it: an Error captures a stack, and most connections
   // close with no call of the object's to the client waiting.
@@ -344,8 +346,17 @@ export function channelClosed(channel: ReplyChannel, code: number, reason: strin
   conn.exports.peerLost();
 }
 
-/** Close codes after which a client does not resend the calls of that connection. */
-const CLIENT_GONE = new Set<number>([CloseCode.Normal, CloseCode.GoingAway, 1003, CloseCode.PolicyViolation, CloseCode.MessageTooBig]);
+/**
+ * Close codes after which a client does not resend the calls of that connection: it was disposed
+ * (4002), its page left (1001), or the object refused a frame of it (1003, 1008, 1009).
+ */
+const CLIENT_GONE = new Set<number>([
+  CloseCode.SessionEnded,
+  CloseCode.GoingAway,
+  1003,
+  CloseCode.PolicyViolation,
+  CloseCode.MessageTooBig,
+]);
 
 /** `requireSchemas`: the refusal of a call to a function without an argument schema. */
 function unschematised(name: string | undefined, label: string): RpcError {

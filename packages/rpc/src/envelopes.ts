@@ -235,6 +235,13 @@ export const CloseCode = {
   /** Sent by a client whose connection attempt neither opened nor failed in time. */
   ConnectTimeout: 4001,
   /**
+   * Sent by a client that was disposed: its session is over, and nothing of it is ever resent.
+   * The object then takes what still runs for it as abandoned, and lets go of the answers its
+   * delivery record had not written yet (they were kept only to answer a resend). A code of its
+   * own, not 1000: the object cannot tell a client's 1000 from the echo of its own.
+   */
+  SessionEnded: 4002,
+  /**
    * Sent by a client that refused a frame of the object's (unreadable): the meaning of 1008, in
    * the range a WHATWG `WebSocket.close()` accepts (1000 or 3000–4999; browsers and Node's
    * WebSocket throw for 1008). The client resends its calls on its next connection, so for the

@@ -40,6 +40,8 @@ export interface Records {
   release(session: string, id: number): void;
   /** Every call of `session` below `below` has had its reply: their answers still in memory become markers. */
   acknowledge(session: string, below: number): void;
+  /** `session` is over (its client was disposed): nothing of it will be resent. */
+  ended(session: string): void;
 }
 
 /** How a Durable Object serves calls, besides what every callee needs. */
@@ -381,17 +383,21 @@ export class ServerCallee extends Callee {
     super.cancel(ids);
   }
 
-  override close(peerMayReturn = false, peerDone = false): void {
+  override close(peerMayReturn = false, peerDone = false, sessionEnded = false): void {
     this.turns.clear();
     this.held = [];
     this.active = undefined;
     this.gates = undefined;
     for (const call of this.running.values()) if (!call.started) this.unrecord(call);
     super.close(peerMayReturn);
-    // The client closed for good (disposed: 1000, 1001): what still runs for it from an earlier
-    // connection that was cut is cancelled too. (It closes with 4008/4009 when it refused a
-    // frame, and comes back to resend.)
+    // The client closed for good (disposed: 4002; its page left: 1001): what still runs for it
+    // from an earlier connection that was cut is cancelled too. (It closes with 4008/4009 when it
+    // refused a frame, and comes back to resend.) Disposed, it will never resend: the answers
+    // the record kept in memory for that are let go, unwritten.
     const session = this.conn.session;
-    if (peerDone && session && this.server.ownsSession) this.server.records?.cancel(session);
+    if (peerDone && session && this.server.ownsSession) {
+      this.server.records?.cancel(session);
+      if (sessionEnded) this.server.records?.ended(session);
+    }
   }
 }

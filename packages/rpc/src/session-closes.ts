@@ -177,7 +177,7 @@ export abstract class SessionCloses extends ReconnectingLink {
     this.transport = undefined;
     this.conn = undefined;
     conn?.end({ code: "RELEASED", message: `The client for ${this.options.label} was disposed; its stubs went with it.` });
-    transport?.close(CloseCode.Normal, "client disposed");
+    transport?.close(CloseCode.SessionEnded, "client disposed");
   }
 
   /** Why the last connection closed, if one has. */
